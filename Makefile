@@ -1,0 +1,43 @@
+# The README's two commands: `make book` and `make test`. Each sets up .venv from a fresh clone.
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PRESET ?=
+
+.PHONY: venv book clean test test-fast browser sync train help
+
+help:
+	@echo "make book    build the executed site into _build/html (creates .venv first)"
+	@echo "make test    run the whole test suite"
+	@echo "make sync    render the chapters' setup cells from _config.yml, update the .ipynb pairs"
+	@echo "make train PRESET=name   retrain a checkpoint under data/ (make train lists them)"
+	@echo "make clean   remove the built site and the execution cache"
+
+$(STAMP): requirements.txt pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Cached build: only notebooks whose code changed re-execute. `make clean book` rebuilds all
+# (CI does, because a change to icl_lib alone does not invalidate the cache).
+book: $(STAMP)
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	@echo "site: _build/html/index.html   claims: _build/html/claims.json"
+
+clean:
+	rm -rf _build
+
+test: $(STAMP)
+	$(PY) -m pytest -m "not browser"
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "not slow and not browser"
+
+sync: $(STAMP)
+	$(PY) tools/sync_chapters.py
+
+train: $(STAMP)
+	$(PY) -m icl_lib.train $(PRESET)

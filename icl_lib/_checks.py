@@ -1,0 +1,78 @@
+"""Argument checks shared by every public function of ``icl_lib``.
+
+Each check raises a ``ValueError`` or ``TypeError`` whose message names the argument,
+what was expected and what came, so that bad input never fails silently.
+"""
+
+from __future__ import annotations
+
+import torch
+
+FLOAT_DTYPES = (torch.float32, torch.float64)
+
+
+def check_tensor(name: str, value, ndim: int, *, floating: bool = True) -> torch.Tensor:
+    """Check that ``value`` is a torch tensor with ``ndim`` dimensions (and a float dtype)."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    if value.ndim != ndim:
+        raise ValueError(
+            f"{name}: expected {ndim} dimensions, got shape {tuple(value.shape)}"
+        )
+    if floating and value.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{name}: expected dtype float32 or float64, got {value.dtype}")
+    return value
+
+
+def check_prompt(xs, ys, x_query) -> tuple[int, int, int]:
+    """Check a batch of prompts ``xs (B, N, d)``, ``ys (B, N)``, ``x_query (B, d)``.
+
+    Returns ``(B, N, d)``. All three tensors must share dtype and device.
+    """
+    check_tensor("xs", xs, 3)
+    check_tensor("ys", ys, 2)
+    check_tensor("x_query", x_query, 2)
+    B, N, d = xs.shape
+    if tuple(ys.shape) != (B, N):
+        raise ValueError(f"ys: expected shape (B, N) = {(B, N)} to match xs, got {tuple(ys.shape)}")
+    if tuple(x_query.shape) != (B, d):
+        raise ValueError(
+            f"x_query: expected shape (B, d) = {(B, d)} to match xs, got {tuple(x_query.shape)}"
+        )
+    for name, t in (("ys", ys), ("x_query", x_query)):
+        if t.dtype != xs.dtype:
+            raise TypeError(f"{name}: expected dtype {xs.dtype} (the dtype of xs), got {t.dtype}")
+        if t.device != xs.device:
+            raise ValueError(f"{name}: expected device {xs.device} (that of xs), got {t.device}")
+    return B, N, d
+
+
+def check_positive_int(name: str, value, *, minimum: int = 1) -> int:
+    """Check that ``value`` is an int (not a bool) at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name}: expected an int >= {minimum}, got {value}")
+    return value
+
+
+def check_real(name: str, value, *, minimum: float | None = None, strict: bool = False) -> float:
+    """Check that ``value`` is a finite real number, optionally ``>= minimum`` (``>`` if strict)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{name}: expected a finite number, got {value}")
+    if minimum is not None:
+        if strict and not value > minimum:
+            raise ValueError(f"{name}: expected a number > {minimum}, got {value}")
+        if not strict and not value >= minimum:
+            raise ValueError(f"{name}: expected a number >= {minimum}, got {value}")
+    return value
+
+
+def check_dtype(name: str, dtype) -> torch.dtype:
+    """Check that ``dtype`` is torch.float32 or torch.float64."""
+    if dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{name}: expected torch.float32 or torch.float64, got {dtype}")
+    return dtype

@@ -1,0 +1,170 @@
+"""Reproduction claims: the paper's number beside the book's, with a tolerance and a verdict.
+
+Each chapter collects its claims in one :class:`ClaimSet`, shows it as a table and saves it as
+``_build/claims/<chapter>.json``; the book's Sphinx extension (``_ext/claims_table.py``) gathers
+those files into the reproducibility page and ``_build/html/claims.json``. A claim's verdict is
+computed from the measured value and its criterion, never typed.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+VERDICTS = ("pass", "miss")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One reproduction claim (the keys of ``claims.json``, plus ``citation`` and ``paper_note``)."""
+
+    id: str  # "<chapter>.<name>", unique across the book
+    chapter: str  # the chapter's short name, e.g. "overview"
+    description: str  # what is measured, in one sentence
+    paper: float | None  # the paper's number, or None where the paper reports none
+    book: float  # measured on this build
+    tolerance: str  # the criterion in words, e.g. "<= 1.2" or "within 10% of the paper"
+    verdict: str  # "pass" or "miss"
+    citation: str = ""  # short reference for the paper's number, e.g. "Garg et al. 2022, Fig. 2"
+    paper_note: str = ""  # where in the paper, or why there is no number
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    if x == 0 or 1e-3 <= abs(x) < 1e4:
+        return f"{x:.4g}"
+    return f"{x:.2e}"
+
+
+class ClaimSet:
+    """The claims of one chapter.
+
+    Example::
+
+        claims = ClaimSet("overview")
+        claims.at_most("overview.noiseless_error_at_2d", "error / d of the model at k = 2d",
+                       book=0.01, goal=0.05, paper=0.0006, citation="Garg et al. 2022")
+        claims.table()   # an HTML table for the notebook
+        claims.save()    # _build/claims/overview.json when run inside the book
+    """
+
+    def __init__(self, chapter: str):
+        if not isinstance(chapter, str) or not chapter.isidentifier():
+            raise ValueError(f"chapter: expected a short identifier such as 'overview', got {chapter!r}")
+        self.chapter = chapter
+        self.claims: list[Claim] = []
+
+    def _add(self, id, description, book, paper, tolerance, ok, citation, paper_note) -> Claim:
+        if not isinstance(id, str) or not id.startswith(self.chapter + "."):
+            raise ValueError(f"id: expected a string starting with '{self.chapter}.', got {id!r}")
+        if any(c.id == id for c in self.claims):
+            raise ValueError(f"id: {id!r} is already claimed in this chapter")
+        book = float(book)
+        if not math.isfinite(book):
+            raise ValueError(f"book: expected a finite measured value for {id}, got {book}")
+        claim = Claim(
+            id=id, chapter=self.chapter, description=description,
+            paper=None if paper is None else float(paper), book=book,
+            tolerance=tolerance, verdict="pass" if ok else "miss",
+            citation=citation, paper_note=paper_note,
+        )
+        self.claims.append(claim)
+        return claim
+
+    def at_most(self, id, description, *, book, goal, paper=None, citation="", paper_note="") -> Claim:
+        """Passes when ``book <= goal``."""
+        return self._add(id, description, book, paper, f"<= {_fmt(goal)}", float(book) <= goal, citation, paper_note)
+
+    def at_least(self, id, description, *, book, goal, paper=None, citation="", paper_note="") -> Claim:
+        """Passes when ``book >= goal``."""
+        return self._add(id, description, book, paper, f">= {_fmt(goal)}", float(book) >= goal, citation, paper_note)
+
+    def close_to(self, id, description, *, book, paper, rel_tol=None, abs_tol=None, citation="", paper_note="") -> Claim:
+        """Passes when ``|book - paper| <= rel_tol * |paper|`` (or ``<= abs_tol``)."""
+        if (rel_tol is None) == (abs_tol is None):
+            raise ValueError("rel_tol, abs_tol: expected exactly one of them, got "
+                             f"rel_tol={rel_tol!r}, abs_tol={abs_tol!r}")
+        gap = abs(float(book) - float(paper))
+        if rel_tol is not None:
+            return self._add(id, description, book, paper, f"within {rel_tol:.0%} of the paper",
+                             gap <= rel_tol * abs(paper), citation, paper_note)
+        return self._add(id, description, book, paper, f"within {_fmt(abs_tol)} of the paper",
+                         gap <= abs_tol, citation, paper_note)
+
+    def __getitem__(self, id: str) -> Claim:
+        for claim in self.claims:
+            if claim.id == id:
+                return claim
+        raise KeyError(f"id: no claim {id!r} in chapter {self.chapter!r}")
+
+    def table(self):
+        """The claims as an HTML table (an ``IPython.display.HTML`` object)."""
+        from IPython.display import HTML
+
+        return HTML(claims_html(self.claims))
+
+    def save(self, directory=None) -> Path | None:
+        """Write ``<directory>/<chapter>.json``; the default is the book's ``_build/claims``.
+
+        Outside the book (no ``_config.yml`` above the working directory and no
+        ``ICL_CLAIMS_DIR``) there is nowhere to collect claims: nothing is written and None returned.
+        """
+        directory = Path(directory) if directory is not None else default_claims_dir()
+        if directory is None:
+            return None
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{self.chapter}.json"
+        path.write_text(json.dumps([c.to_dict() for c in self.claims], indent=1) + "\n")
+        return path
+
+
+def default_claims_dir() -> Path | None:
+    """``$ICL_CLAIMS_DIR``, else ``_build/claims`` of the book that contains the working directory."""
+    if os.environ.get("ICL_CLAIMS_DIR"):
+        return Path(os.environ["ICL_CLAIMS_DIR"])
+    for folder in (Path.cwd(), *Path.cwd().parents):
+        if (folder / "_config.yml").exists() and (folder / "_toc.yml").exists():
+            return folder / "_build" / "claims"
+    return None
+
+
+def load_claims(directory) -> list[Claim]:
+    """Every claim saved under ``directory``, checked against the schema, sorted by file name."""
+    claims = []
+    for path in sorted(Path(directory).glob("*.json")):
+        for row in json.loads(path.read_text()):
+            claim = Claim(**row)
+            if claim.verdict not in VERDICTS:
+                raise ValueError(f"{path}: verdict of {claim.id} is {claim.verdict!r}, expected one of {VERDICTS}")
+            claims.append(claim)
+    ids = [c.id for c in claims]
+    if len(ids) != len(set(ids)):
+        raise ValueError(f"{directory}: duplicate claim ids {sorted({i for i in ids if ids.count(i) > 1})}")
+    return claims
+
+
+def claims_html(claims, *, with_chapter: bool = False) -> str:
+    """An HTML table of ``claims`` (used by the chapters and the reproducibility page)."""
+    head = ["claim", "what is measured", "paper", "book", "tolerance", "verdict"]
+    if with_chapter:
+        head.insert(0, "chapter")
+    rows = []
+    for c in claims:
+        paper = _fmt(c.paper) + (f" [{c.citation}]" if c.citation else "")
+        if c.paper_note:
+            paper += f" ({c.paper_note})"
+        verdict = "✅ pass" if c.verdict == "pass" else "❌ miss"
+        cells = [c.id, c.description, paper, _fmt(c.book), c.tolerance, verdict]
+        if with_chapter:
+            cells.insert(0, c.chapter)
+        rows.append("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in cells) + "</tr>")
+    header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+    return f'<table class="claims-table"><thead>{header}</thead><tbody>{"".join(rows)}</tbody></table>'

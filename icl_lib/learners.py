@@ -1,0 +1,120 @@
+"""Classical in-context learners: what a transformer's prediction is compared against.
+
+Every learner takes a batch of prompts ``xs (B, N, d)``, ``ys (B, N)``, ``x_query (B, d)``
+and returns predictions ``(B,)`` (the Bayesian one returns a mean and a variance). They are
+batched torch, work in float32 and float64, and accept an empty context (``N = 0``), where
+every linear learner predicts 0. Closed forms are in chapter 1 (overview) and chapter 2.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from ._checks import check_positive_int, check_prompt, check_real
+
+
+def _predict(w: torch.Tensor, x_query: torch.Tensor) -> torch.Tensor:
+    return (w * x_query).sum(-1)  # (B, d) . (B, d) -> (B,)
+
+
+def ols(xs, ys, x_query) -> torch.Tensor:
+    """Minimum-norm least squares on the context: ``w = X^+ y`` (pseudo-inverse).
+
+    For ``N >= d`` (and ``X`` of full rank) this is the usual ``(X^T X)^{-1} X^T y``; for
+    ``N < d`` it is the interpolating ``w`` of smallest norm, the ``lam -> 0`` limit of ridge.
+    """
+    B, N, d = check_prompt(xs, ys, x_query)
+    if N == 0:
+        return x_query.new_zeros(B)
+    w = (torch.linalg.pinv(xs) @ ys.unsqueeze(-1)).squeeze(-1)  # (B, d, N) @ (B, N, 1)
+    return _predict(w, x_query)
+
+
+def ridge(xs, ys, x_query, lam: float) -> torch.Tensor:
+    """Ridge regression: ``w = argmin sum_i (<w, x_i> - y_i)^2 + lam ||w||^2``.
+
+    ``w = (X^T X + lam I)^{-1} X^T y``. With ``lam = sigma^2 / tau^2`` it is the posterior mean
+    under the prior ``w ~ N(0, tau^2 I)`` and noise ``sigma^2`` (see :func:`bayes_posterior_predictive`).
+    ``lam = 0`` gives the limit ``lam -> 0+``, which is :func:`ols`.
+    """
+    B, N, d = check_prompt(xs, ys, x_query)
+    lam = check_real("lam", lam, minimum=0.0)
+    if lam == 0.0:
+        return ols(xs, ys, x_query)
+    gram = xs.transpose(1, 2) @ xs + lam * torch.eye(d, dtype=xs.dtype, device=xs.device)
+    rhs = (xs.transpose(1, 2) @ ys.unsqueeze(-1))  # (B, d, 1)
+    w = torch.linalg.solve(gram, rhs).squeeze(-1)
+    return _predict(w, x_query)
+
+
+def gd(xs, ys, x_query, lr: float, steps: int = 1) -> torch.Tensor:
+    """``steps`` steps of gradient descent from ``w = 0`` on the in-context loss.
+
+    ``L(w) = 1/(2N) sum_i (<w, x_i> - y_i)^2`` and ``w <- w - lr * grad L(w)``, so one step gives
+    ``w_1 = (lr / N) X^T y``: ``lr`` times :func:`averaging`. This is the step that one linear
+    self-attention layer computes (von Oswald et al. 2023, Proposition 1; chapter 2).
+    """
+    B, N, d = check_prompt(xs, ys, x_query)
+    lr = check_real("lr", lr)
+    check_positive_int("steps", steps, minimum=0)
+    if N == 0:
+        return x_query.new_zeros(B)
+    w = xs.new_zeros(B, d)
+    for _ in range(steps):
+        residual = torch.einsum("bnd,bd->bn", xs, w) - ys  # (B, N)
+        w = w - lr * torch.einsum("bnd,bn->bd", xs, residual) / N
+    return _predict(w, x_query)
+
+
+def averaging(xs, ys, x_query) -> torch.Tensor:
+    """The averaging estimator ``<x_q, (1/N) sum_i y_i x_i>`` (one GD step with step size 1).
+
+    Unbiased for ``E[x x^T] = I`` but its variance decays only like ``(d + 1) / N``.
+    """
+    B, N, d = check_prompt(xs, ys, x_query)
+    if N == 0:
+        return x_query.new_zeros(B)
+    w = torch.einsum("bnd,bn->bd", xs, ys) / N
+    return _predict(w, x_query)
+
+
+def knn(xs, ys, x_query, k: int = 3) -> torch.Tensor:
+    """The mean label of the ``k`` context inputs nearest (Euclidean) to the query."""
+    B, N, d = check_prompt(xs, ys, x_query)
+    check_positive_int("k", k)
+    if k > N:
+        raise ValueError(f"k: expected at most N = {N} neighbours (the context size), got {k}")
+    dist = ((xs - x_query.unsqueeze(1)) ** 2).sum(-1)  # (B, N)
+    nearest = dist.topk(k, dim=1, largest=False).indices  # (B, k)
+    return ys.gather(1, nearest).mean(1)
+
+
+class PosteriorPredictive(NamedTuple):
+    """Mean and variance ``(B,)`` of the posterior predictive distribution of ``y_query``."""
+
+    mean: torch.Tensor
+    var: torch.Tensor
+
+
+def bayes_posterior_predictive(xs, ys, x_query, *, prior_std: float = 1.0, noise_std: float) -> PosteriorPredictive:
+    """Posterior predictive of ``y_query`` for ``w ~ N(0, tau^2 I)`` and ``y = <w, x> + N(0, sigma^2)``.
+
+    With ``A = X^T X / sigma^2 + I / tau^2`` the posterior is ``w | D ~ N(A^{-1} X^T y / sigma^2, A^{-1})``,
+    so the predictive mean is ridge with ``lam = sigma^2 / tau^2`` and the variance is
+    ``x_q^T A^{-1} x_q + sigma^2``. The mean is the Bayes-optimal prediction under squared loss.
+
+    Args:
+        prior_std: ``tau > 0``.
+        noise_std: ``sigma > 0`` (the noiseless limit of the mean is :func:`ols`).
+    """
+    B, N, d = check_prompt(xs, ys, x_query)
+    tau = check_real("prior_std", prior_std, minimum=0.0, strict=True)
+    sigma = check_real("noise_std", noise_std, minimum=0.0, strict=True)
+    eye = torch.eye(d, dtype=xs.dtype, device=xs.device)
+    precision = xs.transpose(1, 2) @ xs / sigma**2 + eye / tau**2  # (B, d, d)
+    cov = torch.linalg.inv(precision)
+    w_mean = (cov @ (xs.transpose(1, 2) @ ys.unsqueeze(-1))).squeeze(-1) / sigma**2
+    var = torch.einsum("bd,bde,be->b", x_query, cov, x_query) + sigma**2
+    return PosteriorPredictive(_predict(w_mean, x_query), var)

@@ -1,0 +1,121 @@
+"""One style for every figure of the book: functions take data and return a Figure.
+
+Figures have a white background (so they stay readable in the site's dark mode), one colour per
+learner across the whole book, and labelled axes. Nothing is shown or saved here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg", force=False)  # headless builds; notebooks switch to inline themselves
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+# One colour per learner, used by every chapter (Okabe-Ito palette, colour-blind safe).
+LEARNER_COLORS = {
+    "transformer": "#000000",
+    "ols": "#0072B2",
+    "ridge": "#009E73",
+    "bayes": "#009E73",
+    "gd": "#D55E00",
+    "averaging": "#E69F00",
+    "3-nn": "#CC79A7",
+    "knn": "#CC79A7",
+    "zero": "#999999",
+}
+_FALLBACK = ["#56B4E9", "#F0E442", "#882255", "#44AA99", "#117733", "#332288"]
+
+STYLE = {
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "figure.dpi": 100,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "font.size": 11,
+    "legend.frameon": False,
+    "figure.constrained_layout.use": True,
+}
+
+
+def use_book_style() -> None:
+    """Apply the book's matplotlib style (called by every chapter's setup)."""
+    plt.rcParams.update(STYLE)
+
+
+def color_for(name: str, index: int = 0) -> str:
+    """The book's colour for a learner name (case-insensitive prefix match), else a fallback."""
+    key = name.lower()
+    for prefix, color in LEARNER_COLORS.items():
+        if key.startswith(prefix):
+            return color
+    return _FALLBACK[index % len(_FALLBACK)]
+
+
+def error_curves(
+    ks: Sequence[float],
+    curves: Mapping[str, Sequence[float]],
+    *,
+    ylabel: str = "squared error / d",
+    xlabel: str = "in-context examples k",
+    title: str = "",
+    logy: bool = False,
+    ylim: tuple[float, float] | None = None,
+    vlines: Mapping[str, float] | None = None,
+    styles: Mapping[str, str] | None = None,
+    ax=None,
+):
+    """Error against context size, one line per learner. Returns the Figure.
+
+    Args:
+        ks: x positions shared by every curve (a curve may hold NaN where a learner is undefined).
+        curves: learner name -> values, same length as ``ks``.
+        vlines: label -> x position of a dotted vertical reference line (e.g. ``k = d``).
+        styles: learner name -> matplotlib line style (default solid with markers for "transformer").
+    """
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    else:
+        fig = ax.figure
+    ks = np.asarray(ks, dtype=float)
+    for i, (name, values) in enumerate(curves.items()):
+        values = np.asarray(values, dtype=float)
+        if values.shape != ks.shape:
+            raise ValueError(f"curves[{name!r}]: expected {ks.shape[0]} values (one per k), got {values.shape}")
+        style = (styles or {}).get(name, "-")
+        marker = "o" if name.lower().startswith("transformer") else None
+        ax.plot(ks, values, style, color=color_for(name, i), marker=marker, ms=4,
+                lw=2.2 if marker else 1.6, label=name)
+    for label, x in (vlines or {}).items():
+        ax.axvline(x, color="#666666", ls=":", lw=1)
+        ax.annotate(label, (x, 1), xycoords=("data", "axes fraction"), xytext=(3, -12),
+                    textcoords="offset points", fontsize=9, color="#444444")
+    if logy:
+        ax.set_yscale("log")
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=9, ncol=2)
+    return fig
+
+
+def training_curve(manifests: Mapping[str, Mapping], *, logy: bool = True):
+    """Training loss against step from checkpoint manifests (``icl_lib.train``). Returns the Figure."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for i, (label, manifest) in enumerate(manifests.items()):
+        curve = manifest["curve"]
+        ax.plot(curve["step"], curve["loss"], color=_FALLBACK[i % len(_FALLBACK)] if i else "#000000", label=label)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("training loss (all prefixes)")
+    ax.legend(fontsize=9)
+    return fig
