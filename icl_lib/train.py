@@ -147,6 +147,41 @@ def error_by_context_size(model: ICLTransformer, xs, ys) -> torch.Tensor:
     return ((pred - ys) ** 2).mean(0)
 
 
+def fit(model, loss_fn, *, steps: int, lr: float, log_every: int = 100, desc: str = "",
+        progress: bool = True, grad_clip: float | None = None, on_log=None) -> dict:
+    """The book's one training loop: Adam on ``loss_fn(step) -> scalar tensor`` for ``steps`` steps.
+
+    ``loss_fn`` draws its own fresh batch for the step (from a generator the caller seeded), so
+    the loop itself has no randomness. Returns the training curve ``{"step": [...], "loss": [...]}``
+    with the mean loss over each ``log_every`` steps; ``on_log(step, curve)`` may add columns.
+    Used by :func:`train` and by chapters that train small models at build time.
+    """
+    check_positive_int("steps", steps)
+    check_positive_int("log_every", log_every)
+    optimiser = torch.optim.Adam(model.parameters(), lr=check_real("lr", lr, minimum=0.0, strict=True))
+    curve = {"step": [], "loss": []}
+    running = 0.0
+    bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=2.0)
+    for step in bar:
+        model.train()
+        loss = loss_fn(step)
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        if grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        optimiser.step()
+        running += loss.item()
+        if (step + 1) % log_every == 0:
+            curve["step"].append(step + 1)
+            curve["loss"].append(running / log_every)
+            if on_log is not None:
+                on_log(step, curve)
+            bar.set_postfix(loss=f"{running / log_every:.4f}")
+            running = 0.0
+    model.eval()
+    return curve
+
+
 def train(config: TrainConfig, *, device=None, progress: bool = True):
     """Train an :class:`ICLTransformer` from ``config.seed``; return ``(model, manifest)``.
 
@@ -156,27 +191,20 @@ def train(config: TrainConfig, *, device=None, progress: bool = True):
     device = torch.device(device) if device is not None else torch.device("cpu")
     torch.manual_seed(config.seed)
     model = ICLTransformer(config.model).to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     gen = make_generator(config.seed)
-    curve = {"step": [], "loss": [], "dims": [], "points": []}
-    running, start = 0.0, time.perf_counter()
-    bar = tqdm(range(config.steps), desc=config.name, disable=not progress, mininterval=2.0)
-    for step in bar:
+
+    def loss_fn(step):
         d, n = config.dims.value(step), config.points.value(step)
         batch = linear_regression(config.batch_size, n, d, noise_std=config.noise_std, seed=gen).to(device)
-        model.train()
-        loss = ((model(batch.xs, batch.ys) - batch.ys) ** 2).mean()  # every prefix at once
-        optimiser.zero_grad(set_to_none=True)
-        loss.backward()
-        optimiser.step()
-        running += loss.item()
-        if (step + 1) % config.log_every == 0:
-            curve["step"].append(step + 1)
-            curve["loss"].append(running / config.log_every)
-            curve["dims"].append(d)
-            curve["points"].append(n)
-            bar.set_postfix(loss=f"{running / config.log_every:.3f}", d=d, n=n)
-            running = 0.0
+        return ((model(batch.xs, batch.ys) - batch.ys) ** 2).mean()  # every prefix at once
+
+    def record_curriculum(step, curve):
+        curve.setdefault("dims", []).append(config.dims.value(step))
+        curve.setdefault("points", []).append(config.points.value(step))
+
+    start = time.perf_counter()
+    curve = fit(model, loss_fn, steps=config.steps, lr=config.lr, log_every=config.log_every,
+                desc=config.name, progress=progress, on_log=record_curriculum)
     wall = time.perf_counter() - start
     test = linear_regression(
         config.eval_size, config.model.n_positions, config.model.n_dims,
