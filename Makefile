@@ -9,6 +9,7 @@ PRESET ?=
 help:
 	@echo "make book    build the executed site into _build/html (creates .venv first)"
 	@echo "make test    run the whole test suite"
+	@echo "make browser open every page of the built site in headless Chromium (after make book)"
 	@echo "make sync    render the chapters' setup cells from _config.yml, update the .ipynb pairs"
 	@echo "make train PRESET=name   retrain a checkpoint under data/ (make train lists them)"
 	@echo "make clean   remove the built site and the execution cache"
@@ -35,6 +36,10 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not slow and not browser"
+
+# The built site in headless Chromium (needs `make book` first and Debian's chromium).
+browser: $(STAMP)
+	$(PY) -m pytest -m browser tests/browser
 
 sync: $(STAMP)
 	$(PY) tools/sync_chapters.py
