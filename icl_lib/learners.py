@@ -118,3 +118,75 @@ def bayes_posterior_predictive(xs, ys, x_query, *, prior_std: float = 1.0, noise
     w_mean = (cov @ (xs.transpose(1, 2) @ ys.unsqueeze(-1))).squeeze(-1) / sigma**2
     var = torch.einsum("bd,bde,be->b", x_query, cov, x_query) + sigma**2
     return PosteriorPredictive(_predict(w_mean, x_query), var)
+
+
+def _per_step(name: str, value, steps: int) -> list[float]:
+    """A hyperparameter given once for every step, or as a sequence of ``steps`` values."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != steps:
+            raise ValueError(f"{name}: expected one value per step ({steps}), got {len(value)}")
+        return [check_real(f"{name}[{k}]", v) for k, v in enumerate(value)]
+    return [check_real(name, value)] * steps
+
+
+def gd_plus_plus(xs, ys, x_query, lr, gamma, steps: int = 1) -> torch.Tensor:
+    """GD++ (von Oswald et al. 2023, Section 4): GD on the labels plus a transformation of the inputs.
+
+    Each step ``k`` does, from the current inputs ``x_j`` (context and query) and the current
+    residual labels ``r_j`` (initially ``y_j``; the query's starts at 0):
+
+    * ``r_j <- r_j - (lr_k / N) sum_i r_i x_i^T x_j`` (one GD step on ``r``, as one LSA layer does),
+    * ``x_j <- (I - gamma_k H) x_j`` for every token, query included, with ``H = sum_i x_i x_i^T``,
+
+    and the prediction is minus the query's residual. With ``gamma = 0`` it is :func:`gd`. The
+    input map turns each eigenvalue ``mu`` of ``H`` into ``mu (1 - gamma mu)^2``, which improves
+    the conditioning of the next steps; it is neither momentum nor a Newton step.
+
+    Args:
+        lr: step size ``eta`` (one float for every step, or a sequence of ``steps`` floats).
+        gamma: the input-transformation coefficient, same convention.
+        steps: number of steps ``K >= 0``.
+    """
+    B, N, d = check_prompt(xs, ys, x_query)
+    check_positive_int("steps", steps, minimum=0)
+    lrs, gammas = _per_step("lr", lr, steps), _per_step("gamma", gamma, steps)
+    if N == 0:
+        return x_query.new_zeros(B)
+    x, xq, r, q = xs, x_query, ys, x_query.new_zeros(B)
+    for eta, g in zip(lrs, gammas):
+        v = torch.einsum("bnd,bn->bd", x, r)  # sum_i r_i x_i, (B, d)
+        r, q = r - eta / N * torch.einsum("bnd,bd->bn", x, v), q - eta / N * (xq * v).sum(-1)
+        if g != 0.0:
+            H = x.transpose(1, 2) @ x  # (B, d, d)
+            x, xq = x - g * x @ H, xq - g * (H @ xq.unsqueeze(-1)).squeeze(-1)
+    return -q
+
+
+def preconditioned_gd(xs, ys, x_query, precond: torch.Tensor, steps: int = 1, lr: float = 1.0) -> torch.Tensor:
+    """``steps`` steps of preconditioned GD from ``w = 0``: ``w <- w - lr * G grad L(w)``.
+
+    ``L(w) = 1/(2N) sum_i (<w, x_i> - y_i)^2``, so one step gives ``w_1 = lr * G X^T y / N``. Ahn
+    et al. (2023, Theorem 1) show that the best one-layer linear transformer for ``x ~ N(0, Sigma)``
+    is one such step with ``G = ((N+1)/N Sigma + tr(Sigma)/N I)^{-1}``
+    (:func:`icl_lib.constructions.ahn_preconditioner`). Chapter 2.
+
+    Args:
+        precond: ``G``, shape ``(d, d)`` or one per prompt ``(B, d, d)``.
+    """
+    B, N, d = check_prompt(xs, ys, x_query)
+    check_positive_int("steps", steps, minimum=0)
+    lr = check_real("lr", lr)
+    if not isinstance(precond, torch.Tensor):
+        raise TypeError(f"precond: expected a torch.Tensor, got {type(precond).__name__}")
+    if tuple(precond.shape) not in ((d, d), (B, d, d)):
+        raise ValueError(f"precond: expected shape (d, d) = {(d, d)} or (B, d, d), got {tuple(precond.shape)}")
+    if precond.dtype != xs.dtype:
+        raise TypeError(f"precond: expected dtype {xs.dtype} (the dtype of xs), got {precond.dtype}")
+    if N == 0:
+        return x_query.new_zeros(B)
+    G = precond.expand(B, d, d)
+    w = xs.new_zeros(B, d)
+    for _ in range(steps):
+        grad = torch.einsum("bnd,bn->bd", xs, torch.einsum("bnd,bd->bn", xs, w) - ys) / N
+        w = w - lr * (G @ grad.unsqueeze(-1)).squeeze(-1)
+    return _predict(w, x_query)

@@ -133,6 +133,37 @@ def linear_regression(
     return RegressionBatch(xs, _labels(xs, w, noise_std, gen), w, noise_std)
 
 
+def uniform_linear_regression(
+    batch_size: int,
+    n_points: int,
+    dim: int,
+    *,
+    input_range: float = 1.0,
+    seed=0,
+    dtype: torch.dtype = torch.float32,
+) -> RegressionBatch:
+    """Noiseless prompts with uniform inputs: ``x ~ U(-r/2, r/2)^d``, ``w ~ N(0, I)``, ``y = <w, x>``.
+
+    The setup of von Oswald et al. (2023)'s code (``input_range = 1``, so ``E[x x^T] = I / 12``);
+    their paper's text says ``U(-1, 1)`` but every reported number matches ``r = 1``. Chapter 2.
+
+    Args:
+        batch_size: number of prompts ``B``.
+        n_points: points per prompt ``n`` (context plus query).
+        dim: input dimension ``d``.
+        input_range: width ``r > 0`` of the input interval.
+        seed: an int or a ``torch.Generator``.
+        dtype: float32 or float64.
+    """
+    _check_sizes(batch_size, n_points, dim)
+    r = check_real("input_range", input_range, minimum=0.0, strict=True)
+    check_dtype("dtype", dtype)
+    gen = make_generator(seed)
+    w = torch.randn(batch_size, dim, generator=gen, dtype=dtype)
+    xs = (torch.rand(batch_size, n_points, dim, generator=gen, dtype=dtype) - 0.5) * r
+    return RegressionBatch(xs, _labels(xs, w, 0.0, gen), w, 0.0)
+
+
 def sparse_linear_regression(
     batch_size: int,
     n_points: int,
