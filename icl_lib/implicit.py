@@ -220,17 +220,20 @@ def singular_value_ratio(M: torch.Tensor) -> torch.Tensor:
     return s[..., 1] / s[..., 0]
 
 
-def finetune_first_layer(block: ContextualBlock, xs, ys, x_test, *, lr: float, epochs: int = 1) -> torch.Tensor:
+def finetune_first_layer(block: ContextualBlock, xs, ys, x_test, *, lr: float, epochs: int = 1,
+                         sizes: Sequence[int] | None = None) -> torch.Tensor:
     """Explicit learning for comparison: SGD on ``W`` alone, one example at a time, on the first ``i`` examples.
 
-    For every prompt and every ``i = 0..N`` a copy of ``W_0`` takes ``epochs`` passes of SGD (batch
+    For every prompt and every ``i`` in ``sizes`` (default ``0..N``) a copy of ``W_0`` takes ``epochs`` passes of SGD (batch
     size 1, in order) on ``0.5 (T_W((x_j, 0))_last - y_j)^2``, ``j < i``, with the examples fed as
     queries without context; it then predicts the test inputs without context.
 
     Args:
         xs: ``(B, N, d)``; ys: ``(B, N)``; x_test: ``(B, Q, d)`` test inputs of the same tasks.
+        lr, epochs: SGD step size and number of passes over the ``i`` examples.
+        sizes: the numbers of examples ``i`` to fine-tune on, each in ``0..N``.
     Returns:
-        predictions ``(B, N + 1, Q)``: row ``i`` after fine-tuning on ``i`` examples.
+        predictions ``(B, len(sizes), Q)``: row ``k`` after fine-tuning on ``sizes[k]`` examples.
     """
     _check_block(block)
     check_tensor("xs", xs, 3)
@@ -243,6 +246,9 @@ def finetune_first_layer(block: ContextualBlock, xs, ys, x_test, *, lr: float, e
         raise ValueError(f"x_test: expected shape (B, Q, d) with B = {B}, d = {d}, got {tuple(x_test.shape)}")
     lr = check_real("lr", lr, minimum=0.0)
     check_positive_int("epochs", epochs)
+    sizes = list(range(N + 1)) if sizes is None else list(sizes)
+    if not sizes or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= N for i in sizes):
+        raise ValueError(f"sizes: expected a non-empty list of example counts in 0..{N}, got {sizes!r}")
     def no_context(inputs):  # stream and MLP input of the queries (x, 0) without context: (rows, m)
         q = torch.cat((inputs, torch.zeros_like(inputs[..., :1])), dim=-1).reshape(-1, d + 1)
         s = block.stream(q.new_zeros(q.shape[0], 0, d + 1), q)
@@ -251,11 +257,11 @@ def finetune_first_layer(block: ContextualBlock, xs, ys, x_test, *, lr: float, e
     with torch.no_grad():
         s_train, a_train = (t.reshape(B, N, -1) for t in no_context(xs))
         s_test, a_test = (t.reshape(B, x_test.shape[1], -1) for t in no_context(x_test))
-    copies = N + 1
+    copies = len(sizes)
     W = block.W.detach().expand(B * copies, -1, -1).clone().requires_grad_(True)
-    active = (torch.arange(copies)[None, :] > torch.arange(N)[:, None]).to(xs.dtype)  # (N, copies): j < i
+    active = (torch.tensor(sizes)[None, :] > torch.arange(N)[:, None]).to(xs.dtype)  # (N, copies): j < i
     for _ in range(epochs):
-        for j in range(N):
+        for j in range(min(N, max(sizes))):
             a_j = a_train[:, j].repeat_interleave(copies, 0)
             out = block.mlp(a_j, W)[:, -1]
             if block.skip:
@@ -271,3 +277,42 @@ def finetune_first_layer(block: ContextualBlock, xs, ys, x_test, *, lr: float, e
         hidden = ACTIVATIONS[block.mlp.activation](pre)
         out = hidden @ block.mlp.W_out[-1] + block.mlp.b_out[-1]  # (B, copies, Q)
         return out + s_test[:, None, :, -1] if block.skip else out
+
+
+def implicit_update_figure(delta_W: torch.Tensor, outputs: dict, *, title: str = ""):
+    """Three panels for one prompt: ``dW(Y)`` as an image, its singular values, and the block's outputs.
+
+    Args:
+        delta_W: ``(hidden, m)``, one prompt's update.
+        outputs: label -> prediction (e.g. ``T_W(C, x)``, ``T_W(C \\ Y, x)``, ``T_{W + dW}(C \\ Y, x)``).
+    Returns the Figure (drawn in the style of :mod:`icl_lib.plotting`; chapter 7's widget uses it).
+    """
+    import matplotlib.pyplot as plt
+
+    from .plotting import color_for
+
+    check_tensor("delta_W", delta_W, 2)
+    M = delta_W.detach().double().cpu()
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.2), width_ratios=[1.1, 1, 1.2])
+    lim = float(M.abs().max()) or 1.0
+    im = axes[0].imshow(M.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
+    fig.colorbar(im, ax=axes[0], shrink=0.8)
+    axes[0].set_title(r"$\Delta W(Y)$")
+    axes[0].set_xlabel("input coordinate")
+    axes[0].set_ylabel("hidden unit")
+    axes[0].grid(False)
+    s = torch.linalg.svdvals(M).numpy()
+    axes[1].semilogy(range(1, len(s) + 1), s + 1e-300, "o-", color="#000000", ms=4)
+    axes[1].set_ylim(1e-20, max(float(s[0]) * 10, 1e-18))
+    axes[1].set_title("singular values")
+    axes[1].set_xlabel("index")
+    labels = list(outputs)
+    values = [float(outputs[k]) for k in labels]
+    axes[2].barh(range(len(labels)), values, color=[color_for(k, i) for i, k in enumerate(labels)])
+    axes[2].set_yticks(range(len(labels)), labels, fontsize=9)
+    axes[2].invert_yaxis()
+    axes[2].axvline(0, color="#666666", lw=1)
+    axes[2].set_title("prediction of $y_q$")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig

@@ -254,3 +254,22 @@ def test_bad_input_gets_a_clear_error():
         finetune_first_layer(block, torch.zeros(1, 2, 2, dtype=F64), torch.zeros(1, 2, dtype=F64),
                              torch.zeros(2, 3, 2, dtype=F64), lr=0.1)
     assert remove_tokens(context, [0, 2]).shape == (2, 2, 3)
+
+
+def test_finetuning_sizes_select_rows_and_the_figure_draws():
+    block = build("softmax", "plain", 3, 4, 5, seed=12)
+    g = torch.Generator().manual_seed(13)
+    xs, ys, xt = (torch.randn(*s, generator=g, dtype=F64) for s in ((2, 4, 2), (2, 4), (2, 3, 2)))
+    every = finetune_first_layer(block, xs, ys, xt, lr=0.05, epochs=2)
+    some = finetune_first_layer(block, xs, ys, xt, lr=0.05, epochs=2, sizes=[0, 2, 4])
+    torch.testing.assert_close(some, every[:, [0, 2, 4]])
+    with pytest.raises(ValueError, match="sizes"):
+        finetune_first_layer(block, xs, ys, xt, lr=0.05, sizes=[5])
+    import matplotlib.pyplot as plt
+
+    from icl_lib.implicit import implicit_update_figure
+
+    context, x = data(1, 4, 3, seed=14)
+    fig = implicit_update_figure(implicit_update(block, context, x, [1]).delta_W[0], {"a": 0.1, "b": -0.2})
+    assert len(fig.axes) == 4  # three panels and a colour bar
+    plt.close(fig)
