@@ -35,6 +35,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
 CHAPTER_RE = re.compile(r"^chapters/(\d\d)_[A-Za-z0-9_]+\.html$")
 _REFRESH = re.compile(r"<meta[^>]+http-equiv=[\"']?refresh", re.IGNORECASE)
 SKIP_DIRS = {"_static", "_sources", "_images", "_downloads"}
@@ -119,6 +120,7 @@ class PageReport:
     bad_requests: list[str] = field(default_factory=list)  # failed, aborted (off-site) or >= 400
     dom: dict = field(default_factory=dict)  # the result of PAGE_PROBE (see below)
     dark: dict = field(default_factory=dict)  # DARK_PROBE, chapter pages only
+    phone: dict = field(default_factory=dict)  # OVERFLOW_PROBE on a phone-sized window, chapters only
     solutions: list[dict] = field(default_factory=list)  # dropdown behaviour, chapter pages only
     download: dict = field(default_factory=dict)  # the fetched .ipynb download, chapter pages only
     screenshots: list[Path] = field(default_factory=list)
@@ -153,22 +155,6 @@ PAGE_PROBE = r"""
   const widgetRepr = /\b(interactive|[A-Z]\w*(Slider|Box|Dropdown|Output))\((children|value|layout)=/.exec(allText);
 
   const math = Array.from(document.querySelectorAll('.math'));
-  const article = document.querySelector('article.bd-article') || document.body;
-  const aRect = article.getBoundingClientRect();
-  const scrolls = (el) => {
-    for (let p = el.parentElement; p && p !== article; p = p.parentElement) {
-      const o = getComputedStyle(p).overflowX;
-      if (o === 'auto' || o === 'scroll' || o === 'hidden') return true;
-    }
-    return false;
-  };
-  const overflowing = [];
-  for (const el of article.querySelectorAll('table, img, .cell_output, .math, mjx-container, figure, .admonition, .proof')) {
-    const r = el.getBoundingClientRect();
-    if (r.width > 0 && r.right > aRect.right + 2 && !scrolls(el))
-      overflowing.push(el.tagName.toLowerCase() + '.' + Array.from(el.classList).join('.') +
-                       ' sticks out by ' + Math.round(r.right - aRect.right) + 'px');
-  }
   const cells = Array.from(document.querySelectorAll('div.cell'));
   const widgetCells = cells.filter(c => /\bexplore\s*\(/.test((c.querySelector('.cell_input') || {}).textContent || ''));
   const blockText = (el, sel) => ((el.querySelector(sel) || {}).textContent || '').trim();
@@ -213,10 +199,32 @@ PAGE_PROBE = r"""
       ids: Array.from(t.querySelectorAll('tbody tr')).map(r => (r.cells[0] || {}).textContent),
       verdicts: Array.from(t.querySelectorAll('tbody tr')).map(r => (r.cells[r.cells.length - 1] || {}).textContent.trim()),
     })),
-    overflowing: overflowing,
-    page_width: document.documentElement.scrollWidth,
-    viewport_width: window.innerWidth,
   };
+}
+"""
+
+# Content that sticks out of the text column without a scroll bar of its own (a wide table or
+# equation that would push the page sideways), and whether the page scrolls sideways at all.
+OVERFLOW_PROBE = r"""
+() => {
+  const article = document.querySelector('article.bd-article') || document.body;
+  const aRect = article.getBoundingClientRect();
+  const scrolls = (el) => {
+    for (let p = el.parentElement; p && p !== article; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX;
+      if (o === 'auto' || o === 'scroll' || o === 'hidden') return true;
+    }
+    return false;
+  };
+  const overflowing = [];
+  for (const el of article.querySelectorAll('table, img, .cell_output, .math, mjx-container, figure, .admonition, .proof, p, li')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > aRect.right + 2 && !scrolls(el))
+      overflowing.push(el.tagName.toLowerCase() + '.' + Array.from(el.classList).join('.') +
+                       ' sticks out by ' + Math.round(r.right - aRect.right) + 'px');
+  }
+  return {overflowing: overflowing, page_width: document.documentElement.scrollWidth,
+          viewport_width: window.innerWidth};
 }
 """
 
@@ -338,11 +346,32 @@ class Site:
                 report.console_errors.append("MathJax never started on a page with math")
             page.wait_for_load_state("networkidle")
             report.dom = page.evaluate(PAGE_PROBE)
+            report.dom.update(page.evaluate(OVERFLOW_PROBE))
             if CHAPTER_RE.match(rel_path):
                 self._chapter_extras(page, report)
         finally:
             context.close()
         return report
+
+    def search(self, query: str) -> dict:
+        """Type ``query`` into the site's search page (offline, searchindex.js) and read the hits."""
+        context = self.browser().new_context(viewport=VIEWPORT, service_workers="block")
+        errors: list[str] = []
+        context.route("**/*", self._offline_route(PageReport("search.html")))
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            page.goto(self.base + "search.html?q=" + query, wait_until="load")
+            page.wait_for_function(
+                "() => /Search finished/.test((document.querySelector('#search-results .search-summary') || {}).textContent || '')",
+                timeout=30_000)
+            hits = page.evaluate("() => Array.from(document.querySelectorAll('#search-results ul.search > li > a')).map(a => a.href)")
+            progress = page.inner_text("#search-results .search-summary")
+        except Exception as exc:  # Playwright's errors: reported as text, not a traceback
+            pytest.fail(f"search for {query!r} did not finish: {type(exc).__name__}: {exc}", pytrace=False)
+        finally:
+            context.close()
+        return {"hits": hits, "progress": progress, "errors": errors}
 
     def _offline_route(self, report: PageReport):
         def handle(route):
@@ -391,6 +420,12 @@ class Site:
         dark = SCREENSHOTS / f"{stem}.dark.png"
         page.screenshot(path=str(dark), full_page=True)
         report.screenshots.append(dark)
+
+        # A phone: the same page, light, 390 px wide.
+        page.evaluate("() => { document.documentElement.dataset.theme = 'light'; document.documentElement.dataset.mode = 'light'; }")
+        page.set_viewport_size(PHONE)
+        page.wait_for_timeout(500)
+        report.phone = page.evaluate(OVERFLOW_PROBE)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -451,3 +486,31 @@ def glue_text_roles(source: str) -> int:
     """How many ``{glue:text}`` roles the source's prose uses (each renders a ``.pasted-text``)."""
     prose, _ = prose_and_directives(source)
     return len(re.findall(r"\{glue:text\}`", prose))
+
+
+# --- what was checked, with counts ----------------------------------------------------------
+
+def summary_rows(site: "Site") -> list[dict]:
+    """One row per visited page: how many things of each kind the suite looked at."""
+    rows = []
+    for path, r in sorted(site.reports.items()):
+        if r.visit_error:
+            rows.append({"page": path, "error": r.visit_error})
+            continue
+        d = r.dom
+        rows.append({
+            "page": path,
+            "math": d["math_count"],
+            "images": len(d["images"]),
+            "links": len(d["links"]),
+            "internal_links": sum(internal_target(u, site.base) is not None for u in d["links"]),
+            "glue_values": sum("pasted-text" in p["cls"].split() for p in d["pasted_text"]),
+            "prf_blocks": len(d["prf_blocks"]),
+            "exercises": len(d["exercises"]),
+            "solutions": len(d["solutions"]),
+            "claims_rows": sum(t["rows"] for t in d["claims_tables"]),
+            "widget_cells": len(d["widget_cells"]),
+            "screenshots": [str(s.relative_to(ROOT)) for s in r.screenshots],
+            "problems": len(r.console_errors) + len(r.bad_requests),
+        })
+    return rows

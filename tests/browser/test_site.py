@@ -8,6 +8,7 @@ after ``make book``; the chapters' screenshots land in ``_build/screenshots/``.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -148,6 +149,14 @@ def test_nothing_overflows_the_text_column(site, page):
     assert not dom["overflowing"], "content wider than the text column:\n" + "\n".join(dom["overflowing"])
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_nothing_overflows_on_a_phone(site, chapter):
+    phone = site.report(chapter).phone
+    assert phone["page_width"] <= phone["viewport_width"], (
+        f"on a phone the page scrolls sideways: {phone['page_width']} px wide in a {phone['viewport_width']} px window")
+    assert not phone["overflowing"], "on a phone, content wider than the text column:\n" + "\n".join(phone["overflowing"])
+
+
 # --- every chapter ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -243,6 +252,18 @@ def test_figures_stay_visible_in_dark_mode(site, chapter):
     assert dark["theme"] == "dark"
     vanishing = [i for i in dark["images"] if not i["visible"]]
     assert not vanishing, f"transparent figures without a light background in dark mode: {vanishing}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_search_finds_the_chapter_offline(site, chapter):
+    title = site.report(chapter).dom["title"].split(" \u2014 ")[0]
+    words = re.findall(r"[A-Za-z][a-z]{4,}", title)
+    assert words, f"no searchable word in the title {title!r}"
+    query = max(words, key=len)
+    result = site.search(query)
+    assert not result["errors"], result["errors"]
+    pages = {urlsplit(h).path.lstrip("/") for h in result["hits"]}
+    assert chapter in pages, f"searching {query!r} did not find {chapter}: {result['progress']!r}, hits {sorted(pages)}"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
