@@ -39,6 +39,11 @@ def build(kind, variant, D, width, hidden, seed):
     return block.double()
 
 
+def second_singular_value(M):
+    """sigma_2 of each matrix: 0 up to rounding for a rank-1 matrix (a ratio is meaningless when M is ~0)."""
+    return torch.linalg.svdvals(M.detach())[:, 1]
+
+
 def data(B, n, D, seed):
     g = torch.Generator().manual_seed(seed)
     return torch.randn(B, n, D, generator=g, dtype=F64), torch.randn(B, D, generator=g, dtype=F64)
@@ -72,8 +77,7 @@ def test_theorem_2_2_absorbing_any_subset(case):
     scale = 1.0 + full.abs().max()
     assert (full - absorbed).abs().max() <= TOL * scale
     assert update.kept_context.shape[1] == int((~Y).sum())
-    if update.delta_W.abs().max() > 1e-8:
-        assert singular_value_ratio(update.delta_W).max() <= TOL
+    assert second_singular_value(update.delta_W).max() <= TOL * (1 + block.W.abs().max())
 
 
 @settings(max_examples=60, deadline=None)
@@ -140,9 +144,8 @@ def test_trajectory_reproduces_every_prefix(case):
             out = block(empty, x, W=traj.W[:, i], b_out=b)
             ref = block(context[:, :i], x)
             assert (out - ref).abs().max() <= TOL * (1 + ref.abs().max())
-    change = traj.W[:, -1] - block.W
-    if change.abs().max() > 1e-8:
-        assert singular_value_ratio(change).max() <= TOL
+    change = (traj.W[:, -1] - block.W).detach()
+    assert second_singular_value(change).max() <= TOL * (1 + block.W.abs().max())
 
 
 @settings(max_examples=40, deadline=None)
