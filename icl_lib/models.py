@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_positive_int, check_tensor
+from ._checks import check_positive_int, check_prompt, check_tensor
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,19 @@ def interleave(xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
     y_tokens = torch.zeros_like(xs)
     y_tokens[..., 0] = ys
     return torch.stack((xs, y_tokens), dim=2).reshape(B, 2 * n, d)
+
+
+def prompt_matrix(xs: torch.Tensor, ys: torch.Tensor, x_query: torch.Tensor) -> torch.Tensor:
+    """The prompt as the matrix ``Z`` of von Oswald et al. and Ahn et al.: shape ``(B, d + 1, N + 1)``.
+
+    Column ``i`` is ``(x_i, y_i)`` for the ``N`` context examples; the last column is
+    ``(x_q, 0)``: the query's label is unknown, so its slot holds 0 (chapter 2 reads the
+    prediction off that slot).
+    """
+    B, N, d = check_prompt(xs, ys, x_query)
+    context = torch.cat((xs, ys.unsqueeze(-1)), dim=-1)  # (B, N, d + 1)
+    query = torch.cat((x_query, x_query.new_zeros(B, 1)), dim=-1).unsqueeze(1)  # (B, 1, d + 1)
+    return torch.cat((context, query), dim=1).transpose(1, 2)
 
 
 class CausalSelfAttention(nn.Module):

@@ -119,3 +119,27 @@ def training_curve(manifests: Mapping[str, Mapping], *, logy: bool = True):
     ax.set_ylabel("training loss (all prefixes)")
     ax.legend(fontsize=9)
     return fig
+
+
+def prediction_scatter(truth, predictions: Mapping[str, Sequence[float]], *, ax=None, title: str = ""):
+    """Predicted against true query labels, one colour per learner, with the diagonal. Returns the Figure."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(4.0, 4.0))
+    else:
+        fig = ax.figure
+    truth = np.asarray(truth, dtype=float)
+    for i, (name, values) in enumerate(predictions.items()):
+        values = np.asarray(values, dtype=float)
+        if values.shape != truth.shape:
+            raise ValueError(f"predictions[{name!r}]: expected shape {truth.shape} like truth, got {values.shape}")
+        ax.scatter(truth, values, s=8, alpha=0.5, color=color_for(name, i), label=name)
+    lim = float(np.nanmax(np.abs(truth))) * 1.1
+    ax.plot([-lim, lim], [-lim, lim], color="#666666", lw=1, ls="--")
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_xlabel("true label $y_q$")
+    ax.set_ylabel("prediction")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=9, markerscale=2)
+    return fig

@@ -97,19 +97,19 @@ PRESETS: dict[str, TrainConfig] = {
         TrainConfig(
             name="overview_noiseless",
             model=BOOK_MODEL,
-            dims=Curriculum.constant(5),
-            points=Curriculum(11, 21, increment=2, interval=500),
+            dims=Curriculum(2, 5, increment=1, interval=500),
+            points=Curriculum(5, 21, increment=2, interval=250),
             noise_std=0.0,
-            steps=12_000,
+            steps=20_000,
             description="Chapter 1: d = 5 noiseless linear regression, 21 points (book preset, CPU).",
         ),
         TrainConfig(
             name="overview_noisy",
             model=BOOK_MODEL,
-            dims=Curriculum.constant(5),
-            points=Curriculum(11, 21, increment=2, interval=500),
+            dims=Curriculum(2, 5, increment=1, interval=500),
+            points=Curriculum(5, 21, increment=2, interval=250),
             noise_std=0.5,
-            steps=12_000,
+            steps=20_000,
             description="Chapter 1: d = 5 linear regression with label noise sigma = 0.5 (book preset, CPU).",
         ),
         TrainConfig(
@@ -224,7 +224,8 @@ def train(config: TrainConfig, *, device=None, progress: bool = True):
         "curve": curve,
         "n_params": model.n_params(),
         "wall_seconds": round(wall, 1),
-        "environment": {"torch": torch.__version__, "python": platform.python_version(), "device": str(device)},
+        "environment": {"torch": torch.__version__, "python": platform.python_version(), "device": str(device),
+                        "threads": torch.get_num_threads()},
     }
     return model.cpu().eval(), manifest
 

@@ -1,0 +1,54 @@
+"""Claims: verdicts follow from the numbers, the JSON has the published schema."""
+
+import json
+
+import pytest
+
+from icl_lib.claims import ClaimSet, claims_html, load_claims
+
+KEYS = {"id", "chapter", "description", "paper", "book", "tolerance", "verdict"}
+
+
+def test_verdicts_are_computed():
+    c = ClaimSet("demo")
+    assert c.at_most("demo.a", "a", book=0.04, goal=0.05).verdict == "pass"
+    assert c.at_most("demo.b", "b", book=0.06, goal=0.05).verdict == "miss"
+    assert c.at_least("demo.c", "c", book=0.995, goal=0.99).verdict == "pass"
+    assert c.close_to("demo.d", "d", book=0.21, paper=0.2, rel_tol=0.1).verdict == "pass"
+    assert c.close_to("demo.e", "e", book=0.25, paper=0.2, rel_tol=0.1).verdict == "miss"
+    assert c.close_to("demo.f", "f", book=1e-12, paper=0.0, abs_tol=1e-10).verdict == "pass"
+
+
+def test_save_and_load_roundtrip(tmp_path):
+    c = ClaimSet("demo")
+    c.at_most("demo.a", "a", book=1.0, goal=2.0, paper=1.5, citation="X et al.")
+    path = c.save(tmp_path)
+    rows = json.loads(path.read_text())
+    assert KEYS <= set(rows[0]) and rows[0]["verdict"] == "pass"
+    assert load_claims(tmp_path)[0] == c["demo.a"]
+    assert "demo.a" in claims_html(c.claims) and "X et al." in claims_html(c.claims)
+
+
+def test_bad_claims():
+    c = ClaimSet("demo")
+    with pytest.raises(ValueError, match="id: expected a string starting with 'demo.'"):
+        c.at_most("other.a", "a", book=1, goal=1)
+    c.at_most("demo.a", "a", book=1, goal=1)
+    with pytest.raises(ValueError, match="already claimed"):
+        c.at_most("demo.a", "a", book=1, goal=1)
+    with pytest.raises(ValueError, match="book: expected a finite measured value"):
+        c.at_most("demo.nan", "a", book=float("nan"), goal=1)
+    with pytest.raises(ValueError, match="exactly one of them"):
+        c.close_to("demo.x", "x", book=1, paper=1)
+    with pytest.raises(ValueError, match="chapter: expected a short identifier"):
+        ClaimSet("two words")
+
+
+def test_duplicate_ids_across_files_are_rejected(tmp_path):
+    for name in ("one", "two"):
+        c = ClaimSet(name)
+        c.at_most(f"{name}.a", "a", book=1, goal=1)
+        c.save(tmp_path)
+    (tmp_path / "three.json").write_text((tmp_path / "one.json").read_text())
+    with pytest.raises(ValueError, match="duplicate claim ids"):
+        load_claims(tmp_path)

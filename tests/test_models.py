@@ -1,0 +1,83 @@
+"""The ICL transformer: shapes, causality, determinism, prompt formats, bad input."""
+
+import pytest
+import torch
+
+from icl_lib.models import GARG_STANDARD, GARG_TINY, ICLTransformer, TransformerConfig, interleave, prompt_matrix
+from icl_lib.tasks import linear_regression
+
+CFG = TransformerConfig(n_dims=4, n_positions=8, n_embd=32, n_layer=2, n_head=2)
+
+
+def test_shapes_and_padding():
+    model = ICLTransformer(CFG)
+    b = linear_regression(3, 8, 4, seed=0)
+    assert model(b.xs, b.ys).shape == (3, 8)
+    small = linear_regression(3, 5, 2, seed=0)  # fewer dims and points than the config
+    assert model(small.xs, small.ys).shape == (3, 5)
+
+
+def test_prediction_k_sees_only_the_first_k_examples():
+    torch.manual_seed(0)
+    model = ICLTransformer(CFG).double()
+    b = linear_regression(2, 8, 4, seed=1, dtype=torch.float64)
+    base = model(b.xs, b.ys)
+    ys = b.ys.clone()
+    ys[:, 5] += 10.0  # change label 5: predictions 0..5 must not move, 6.. must
+    xs = b.xs.clone()
+    xs[:, 6] += 1.0  # change input 6: predictions 0..5 must not move
+    out = model(xs, ys)
+    torch.testing.assert_close(out[:, :6], base[:, :6], rtol=0, atol=1e-12)
+    assert (out[:, 6:] - base[:, 6:]).abs().min() > 1e-6
+
+
+def test_same_seed_same_weights():
+    torch.manual_seed(3)
+    a = ICLTransformer(CFG)
+    torch.manual_seed(3)
+    b = ICLTransformer(CFG)
+    assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_interleave_and_prompt_matrix():
+    b = linear_regression(2, 3, 2, seed=4)
+    tokens = interleave(b.xs, b.ys)
+    assert tokens.shape == (2, 6, 2)
+    assert torch.equal(tokens[:, 0::2], b.xs)
+    assert torch.equal(tokens[:, 1::2, 0], b.ys) and torch.equal(tokens[:, 1::2, 1], torch.zeros(2, 3))
+    xs, ys, xq, _ = b.prompt(2)
+    Z = prompt_matrix(xs, ys, xq)
+    assert Z.shape == (2, 3, 3)
+    assert torch.equal(Z[:, :2, :2], xs.transpose(1, 2)) and torch.equal(Z[:, 2, :2], ys)
+    assert torch.equal(Z[:, :2, 2], xq) and torch.equal(Z[:, 2, 2], torch.zeros(2))
+
+
+def test_garg_configs_and_parameter_count():
+    # Garg et al.'s sizes (Appendix A.1); counts exclude GPT-2's unused token table
+    assert (GARG_TINY.n_layer, GARG_TINY.n_head, GARG_TINY.n_embd) == (3, 2, 64)
+    assert (GARG_STANDARD.n_layer, GARG_STANDARD.n_head, GARG_STANDARD.n_embd) == (12, 8, 256)
+    model = ICLTransformer(CFG)
+    per_block = 2 * 2 * 32 + (32 * 96 + 96) + (32 * 32 + 32) + (32 * 128 + 128) + (128 * 32 + 32)
+    expected = (4 * 32 + 32) + 16 * 32 + 2 * per_block + 2 * 32 + (32 + 1)
+    assert model.n_params() == expected
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda m: m(torch.zeros(2, 3, 5), torch.zeros(2, 3)), "xs: expected at most n_dims = 4"),
+        (lambda m: m(torch.zeros(2, 9, 4), torch.zeros(2, 9)), "xs: expected at most n_positions = 8"),
+        (lambda m: m(torch.zeros(2, 3, 4), torch.zeros(2, 4)), r"ys: expected shape \(B, n\)"),
+        (lambda m: m(torch.zeros(2, 3, 4, dtype=torch.int64), torch.zeros(2, 3)), "xs: expected dtype"),
+    ],
+)
+def test_bad_input(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call(ICLTransformer(CFG))
+
+
+def test_bad_config():
+    with pytest.raises(ValueError, match="n_head: expected a divisor of n_embd = 30"):
+        TransformerConfig(n_embd=30, n_head=4)
+    with pytest.raises(ValueError, match="n_layer: expected an int >= 1"):
+        TransformerConfig(n_layer=0)
