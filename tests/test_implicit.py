@@ -65,7 +65,7 @@ def cases(draw):
     return block, context, x, torch.tensor(Y)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(cases())
 def test_theorem_2_2_absorbing_any_subset(case):
     """T_W(C, x) = T_{W + dW(Y)}(C \\ Y, x) (and b' + ds(Y) with a skip), dW(Y) of rank <= 1."""
@@ -80,7 +80,7 @@ def test_theorem_2_2_absorbing_any_subset(case):
     assert second_singular_value(update.delta_W).max() <= TOL * (1 + block.W.abs().max())
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(cases())
 def test_absorbing_the_whole_context(case):
     """Y = C: T_W(C, x) = T_{W + dW}(x) with dW = (W dA) A(x)^T / ||A(x)||^2, dA = A(C, x) - A(x)."""
@@ -148,7 +148,7 @@ def test_trajectory_reproduces_every_prefix(case):
     assert second_singular_value(change).max() <= TOL * (1 + block.W.abs().max())
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(cases())
 def test_proposition_3_1(case):
     """W_{i+1} = W_i - h grad_W tr(Delta_i^T W) with h = 1/||A(x)||^2; the gradient is Delta_i wherever it is taken."""
@@ -159,7 +159,8 @@ def test_proposition_3_1(case):
     assert torch.allclose(h, 1 / (block.contextual(context[:, :0], x) ** 2).sum(-1))
     for i in range(context.shape[1]):
         grads = []
-        for where in (W[:, i], torch.randn_like(W[:, i])):
+        elsewhere = torch.randn(W[:, i].shape, generator=torch.Generator().manual_seed(i), dtype=F64)
+        for where in (W[:, i], elsewhere):
             Wv = where.clone().requires_grad_(True)
             (g,) = torch.autograd.grad(linear_loss(Delta[:, i], Wv).sum(), Wv)
             grads.append(g)
