@@ -153,10 +153,10 @@ def gd_plus_plus(xs, ys, x_query, lr, gamma, steps: int = 1) -> torch.Tensor:
     if N == 0:
         return x_query.new_zeros(B)
     x, xq, r, q = xs, x_query, ys, x_query.new_zeros(B)
-    for eta, g in zip(lrs, gammas):
+    for k, (eta, g) in enumerate(zip(lrs, gammas)):
         v = torch.einsum("bnd,bn->bd", x, r)  # sum_i r_i x_i, (B, d)
         r, q = r - eta / N * torch.einsum("bnd,bd->bn", x, v), q - eta / N * (xq * v).sum(-1)
-        if g != 0.0:
+        if g != 0.0 and k < steps - 1:  # the last step's input map no longer reaches the prediction
             H = x.transpose(1, 2) @ x  # (B, d, d)
             x, xq = x - g * x @ H, xq - g * (H @ xq.unsqueeze(-1)).squeeze(-1)
     return -q

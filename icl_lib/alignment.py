@@ -1,0 +1,147 @@
+"""How close is a trained model to a learner? Alignment metrics and step-size line searches.
+
+von Oswald et al. (2023) compare a trained transformer ``f`` with a learner ``g`` (GD with a
+line-searched step size) on fresh prompts by three numbers:
+
+* the prediction difference ``mean |f - g|``,
+* the cosine between the sensitivities ``df/dx_q`` and ``dg/dx_q`` (for GD from ``W_0 = 0`` the
+  sensitivity is the learned weight vector ``w_1``), averaged over prompts,
+* the model difference ``mean ||df/dx_q - dg/dx_q||``.
+
+The line searches here are deterministic: golden-section search on a fixed batch of prompts.
+Chapter 2 uses them; the loss is von Oswald's ``0.5 * mean (prediction - y)^2``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from ._checks import check_positive_int, check_prompt, check_real, check_tensor
+from .learners import gd, gd_plus_plus, ridge
+
+GOLDEN = (math.sqrt(5) - 1) / 2
+
+
+def half_mse(pred: torch.Tensor, target: torch.Tensor) -> float:
+    """``0.5 * mean (pred - target)^2`` as a float (von Oswald et al.'s loss)."""
+    check_tensor("pred", pred, 1)
+    check_tensor("target", target, 1)
+    if pred.shape != target.shape:
+        raise ValueError(f"pred: expected the shape of target {tuple(target.shape)}, got {tuple(pred.shape)}")
+    return 0.5 * float(((pred - target) ** 2).double().mean())
+
+
+def sensitivity(predict: Callable, xs, ys, x_query) -> torch.Tensor:
+    """``d predict(xs, ys, x_q) / d x_q`` for every prompt: shape ``(B, d)`` (autograd)."""
+    check_prompt(xs, ys, x_query)
+    if not callable(predict):
+        raise TypeError(f"predict: expected a callable (xs, ys, x_query) -> (B,), got {type(predict).__name__}")
+    xq = x_query.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        out = predict(xs, ys, xq)
+        (grad,) = torch.autograd.grad(out.sum(), xq)
+    return grad.detach()  # predictions are per prompt, so the sum's gradient is per-prompt
+
+
+def compare(f: Callable, g: Callable, xs, ys, x_query) -> dict:
+    """von Oswald et al.'s three alignment metrics between predictors ``f`` and ``g`` on a batch.
+
+    Returns ``{"prediction_difference", "sensitivity_cosine", "model_difference"}`` as floats.
+    """
+    check_prompt(xs, ys, x_query)
+    with torch.no_grad():
+        pf, pg = f(xs, ys, x_query), g(xs, ys, x_query)
+    sf, sg = sensitivity(f, xs, ys, x_query), sensitivity(g, xs, ys, x_query)
+    cos = torch.nn.functional.cosine_similarity(sf, sg, dim=-1, eps=1e-12)
+    return {
+        "prediction_difference": float((pf - pg).abs().mean()),
+        "sensitivity_cosine": float(cos.mean()),
+        "model_difference": float((sf - sg).norm(dim=-1).mean()),
+    }
+
+
+def golden_section(f: Callable[[float], float], lo: float, hi: float, *, tol: float = 1e-6,
+                   max_iter: int = 200) -> tuple[float, float]:
+    """Minimise a unimodal ``f`` on ``[lo, hi]`` by golden-section search: ``(argmin, min)``."""
+    lo, hi = check_real("lo", lo), check_real("hi", hi)
+    if not hi > lo:
+        raise ValueError(f"hi: expected a number > lo = {lo}, got {hi}")
+    tol = check_real("tol", tol, minimum=0.0, strict=True)
+    check_positive_int("max_iter", max_iter)
+    a, b = lo, hi
+    c, d = b - GOLDEN * (b - a), a + GOLDEN * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(max_iter):
+        if b - a <= tol:
+            break
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - GOLDEN * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + GOLDEN * (b - a)
+            fd = f(d)
+    x = (a + b) / 2
+    return x, f(x)
+
+
+def tune_gd(xs, ys, x_query, y_query, *, steps: int = 1, bounds: tuple[float, float] = (0.0, 50.0)) -> tuple[float, float]:
+    """The step size of ``steps`` GD steps (same ``eta`` each step) that minimises the loss: ``(eta, loss)``.
+
+    For one step the prediction is linear in ``eta`` and the optimum is exact:
+    ``eta* = <a, y> / <a, a>`` with ``a`` the prediction at ``eta = 1``. For more steps it is a
+    golden-section search on ``bounds``.
+    """
+    check_prompt(xs, ys, x_query)
+    check_positive_int("steps", steps)
+    if steps == 1:
+        a = gd(xs, ys, x_query, 1.0).double()
+        eta = float((a * y_query.double()).sum() / (a * a).sum())
+    else:
+        eta, _ = golden_section(lambda e: half_mse(gd(xs, ys, x_query, e, steps), y_query), *bounds, tol=1e-5)
+    return eta, half_mse(gd(xs, ys, x_query, eta, steps), y_query)
+
+
+def tune_gd_plus_plus(xs, ys, x_query, y_query, *, steps: int = 2, lr_bounds=(0.0, 50.0), gamma_bounds=(0.0, 1.0),
+                      sweeps: int = 6) -> tuple[float, float, float]:
+    """``(eta, gamma, loss)`` of the best looped GD++ (one ``eta``, one ``gamma`` for every step).
+
+    Coordinate descent: alternate golden-section searches in ``eta`` and ``gamma``, ``sweeps`` times,
+    starting from the tuned plain GD (``gamma = 0``).
+    """
+    check_prompt(xs, ys, x_query)
+    check_positive_int("steps", steps)
+    check_positive_int("sweeps", sweeps)
+
+    def loss(e, g):
+        return half_mse(gd_plus_plus(xs, ys, x_query, e, g, steps), y_query)
+
+    eta, _ = tune_gd(xs, ys, x_query, y_query, steps=steps, bounds=lr_bounds)
+    gamma = 0.0
+    for _ in range(sweeps):
+        gamma, _ = golden_section(lambda g: loss(eta, g), *gamma_bounds, tol=1e-5)
+        eta, _ = golden_section(lambda e: loss(e, gamma), *lr_bounds, tol=1e-5)
+    return eta, gamma, loss(eta, gamma)
+
+
+def closest_ridge(pred: torch.Tensor, xs, ys, x_query, *, log10_bounds=(-6.0, 3.0)) -> tuple[float, float]:
+    """The ridge ``lam`` whose predictions are closest (mean squared) to ``pred``: ``(lam, mean |pred - ridge|)``.
+
+    Akyurek et al. (2023) read the algorithm a model implements off which learner its predictions
+    match; a shrinking ``lam`` with depth is their move from GD towards least squares.
+    """
+    check_prompt(xs, ys, x_query)
+    check_tensor("pred", pred, 1)
+    pred = pred.detach()
+
+    def gap(log_lam):
+        return float(((ridge(xs, ys, x_query, 10.0**log_lam) - pred) ** 2).double().mean())
+
+    log_lam, _ = golden_section(gap, *log10_bounds, tol=1e-4)
+    lam = 10.0**log_lam
+    return lam, float((ridge(xs, ys, x_query, lam) - pred).abs().mean())
+

@@ -1,0 +1,78 @@
+"""Alignment metrics and line searches."""
+
+import pytest
+import torch
+
+from icl_lib import alignment as A
+from icl_lib.learners import gd, gd_plus_plus, ridge
+from icl_lib.tasks import uniform_linear_regression
+
+F64 = torch.float64
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # These tensors are tiny: on a shared 2-core machine one thread is several times faster.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def prompt(B=512, N=10, d=10, seed=0):
+    return uniform_linear_regression(B, N + 1, d, seed=seed, dtype=F64).prompt(N)
+
+
+def test_sensitivity_of_one_gd_step_is_the_learned_weight():
+    xs, ys, xq, _ = prompt(B=8)
+    s = A.sensitivity(lambda a, b, c: gd(a, b, c, 3.0), xs, ys, xq)
+    torch.testing.assert_close(s, 3.0 * torch.einsum("bnd,bn->bd", xs, ys) / 10, rtol=1e-12, atol=1e-12)
+
+
+def test_compare_a_learner_with_itself_and_with_a_rescaled_copy():
+    xs, ys, xq, _ = prompt(B=64)
+    f = lambda a, b, c: gd(a, b, c, 2.0)  # noqa: E731
+    m = A.compare(f, f, xs, ys, xq)
+    assert m["prediction_difference"] == 0 and m["model_difference"] == 0
+    assert m["sensitivity_cosine"] == pytest.approx(1.0, abs=1e-12)
+    m2 = A.compare(f, lambda a, b, c: gd(a, b, c, 4.0), xs, ys, xq)  # same direction, twice the length
+    assert m2["sensitivity_cosine"] == pytest.approx(1.0, abs=1e-12)
+    assert m2["prediction_difference"] > 0 and m2["model_difference"] > 0
+
+
+def test_golden_section_finds_the_minimum_of_a_parabola():
+    x, fx = A.golden_section(lambda t: (t - 1.234) ** 2 + 0.5, -3.0, 7.0, tol=1e-9)
+    assert x == pytest.approx(1.234, abs=1e-8) and fx == pytest.approx(0.5, abs=1e-12)
+    with pytest.raises(ValueError, match="hi: expected a number > lo"):
+        A.golden_section(lambda t: t, 1.0, 1.0)
+
+
+def test_tuned_one_step_is_the_exact_optimum():
+    xs, ys, xq, yq = prompt()
+    eta, loss = A.tune_gd(xs, ys, xq, yq)
+    for e in (eta * 0.99, eta * 1.01):
+        assert A.half_mse(gd(xs, ys, xq, e), yq) > loss
+    eta2, loss2 = A.golden_section(lambda e: A.half_mse(gd(xs, ys, xq, e), yq), 0.0, 50.0, tol=1e-8)
+    assert eta2 == pytest.approx(eta, rel=1e-6) and loss2 == pytest.approx(loss, rel=1e-10)
+
+
+def test_tuned_gd_plus_plus_is_no_worse_than_tuned_gd():
+    xs, ys, xq, yq = prompt(B=256)
+    _, loss_gd = A.tune_gd(xs, ys, xq, yq, steps=2)
+    eta, gamma, loss = A.tune_gd_plus_plus(xs, ys, xq, yq, steps=2, sweeps=2)
+    assert gamma > 0 and loss < loss_gd
+    assert loss == pytest.approx(A.half_mse(gd_plus_plus(xs, ys, xq, eta, gamma, 2), yq))
+
+
+def test_closest_ridge_recovers_the_regulariser():
+    xs, ys, xq, _ = prompt(B=256)
+    lam, gap = A.closest_ridge(ridge(xs, ys, xq, 0.3), xs, ys, xq)
+    assert lam == pytest.approx(0.3, rel=1e-3) and gap < 1e-4
+
+
+def test_bad_input_is_rejected():
+    with pytest.raises(ValueError, match="pred: expected the shape"):
+        A.half_mse(torch.zeros(3), torch.zeros(4))
+    xs, ys, xq, _ = prompt(B=2)
+    with pytest.raises(TypeError, match="predict"):
+        A.sensitivity(3, xs, ys, xq)
