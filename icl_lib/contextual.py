@@ -15,6 +15,7 @@ which is how :mod:`icl_lib.implicit` evaluates ``T_{W + dW}``. Used in chapter 7
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import time
@@ -344,7 +345,8 @@ def load_or_train_regression_block(config: RegressionBlockConfig = IMPLICIT_BOOK
     """
     from safetensors.torch import load_file, save_file
 
-    from .train import _sha256
+    def _sha256(path):
+        return hashlib.sha256(path.read_bytes()).hexdigest()
 
     if not isinstance(config, RegressionBlockConfig):
         raise TypeError(f"config: expected a RegressionBlockConfig, got {type(config).__name__}")
