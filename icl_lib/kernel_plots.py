@@ -14,6 +14,9 @@ import torch
 from .kernels import attention_regression
 from .plotting import color_for
 
+# Okabe-Ito colours that stay legible on white (no yellow), for curves that are not learners.
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00"]
+
 
 def smoother_fit(xs: torch.Tensor, ys: torch.Tensor, temperature: float, *, truth=None,
                  grid: torch.Tensor | None = None, ax=None):
@@ -44,10 +47,11 @@ def smoother_fit(xs: torch.Tensor, ys: torch.Tensor, temperature: float, *, trut
 
 def smoother_fits(xs, ys, temperatures: Sequence[float], *, truth=None):
     """Small multiples of :func:`smoother_fit`, one panel per temperature. Returns the Figure."""
-    fig, axes = plt.subplots(1, len(temperatures), figsize=(3.3 * len(temperatures), 3.2), sharey=True)
+    fig, axes = plt.subplots(1, len(temperatures), figsize=(3.3 * len(temperatures), 3.6), sharey=True,
+                             layout="constrained")
     for ax, t in zip(np.atleast_1d(axes), temperatures):
         smoother_fit(xs, ys, t, truth=truth, ax=ax)
-    np.atleast_1d(axes)[0].legend(fontsize=8, loc="lower left")
+    fig.legend(*np.atleast_1d(axes)[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=9)
     return fig
 
 
@@ -57,7 +61,7 @@ def loglog_curves(ns: Sequence[float], curves: Mapping[str, Sequence[float]], *,
     fig, ax = plt.subplots(figsize=(6.0, 3.8))
     ns = np.asarray(ns, dtype=float)
     for i, (name, values) in enumerate(curves.items()):
-        ax.plot(ns, np.asarray(values, dtype=float), marker="o", ms=4, color=color_for(name, i + 1), label=name)
+        ax.plot(ns, np.asarray(values, dtype=float), marker="o", ms=4, color=PALETTE[i % len(PALETTE)], label=name)
     if reference is not None:
         c, slope = reference
         ax.plot(ns, c * ns**slope, ls=":", color="#444444", label=f"$\\propto n^{{{slope:g}}}$")
@@ -79,19 +83,19 @@ def annotated_heatmap(values, row_labels: Sequence[str], col_labels: Sequence[st
     if values.shape != (len(row_labels), len(col_labels)):
         raise ValueError(f"values: expected shape {(len(row_labels), len(col_labels))}, got {values.shape}")
     if ax is None:
-        fig, ax = plt.subplots(figsize=(1.0 + 0.9 * len(col_labels), 0.9 + 0.55 * len(row_labels)))
+        fig, ax = plt.subplots(figsize=(2.5 + 1.3 * len(col_labels), 1.2 + 0.6 * len(row_labels)))
     else:
         fig = ax.figure
     image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.grid(False)
     ax.set_xticks(range(len(col_labels)), col_labels)
     ax.set_yticks(range(len(row_labels)), row_labels)
-    lo, hi = np.nanmin(values), np.nanmax(values)
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
-            light = (values[i, j] - lo) < 0.6 * (hi - lo) if hi > lo else True
+            r, g, b, _ = image.cmap(image.norm(values[i, j]))
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5  # perceived luminance of the cell
             ax.text(j, i, fmt.format(values[i, j]), ha="center", va="center", fontsize=9,
-                    color="white" if light else "black")
+                    color="white" if dark else "black")
     ax.set_title(title, fontsize=10)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -133,4 +137,20 @@ def grouped_bars(groups: Sequence[str], series: Mapping[str, Sequence[float]], *
     if title:
         ax.set_title(title, fontsize=10)
     ax.legend(fontsize=9)
+    return fig
+
+
+def accuracy_curves(ks: Sequence[float], curves: Mapping[str, Sequence[float]], *, ylabel: str = "accuracy",
+                    xlabel: str = "demonstrations k", title: str = ""):
+    """Accuracy against context size, one line per method (``transformer`` in black). Returns the Figure."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for i, (name, values) in enumerate(curves.items()):
+        is_model = name.lower().startswith("transformer")
+        ax.plot(ks, np.asarray(values, dtype=float), color="#000000" if is_model else PALETTE[i % len(PALETTE)],
+                marker="o" if is_model else None, ms=4, lw=2.2 if is_model else 1.6, label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=9, loc="lower right")
     return fig

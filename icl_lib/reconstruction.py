@@ -16,21 +16,14 @@ import math
 
 import torch
 
-from ._checks import check_positive_int, check_tensor
+from ._checks import check_positive_int, check_real, check_tensor
 from .models import ICLTransformer
 
 RULES = ("max", "label", "sum")
 
 
-@torch.no_grad()
-def attention_patterns(model: ICLTransformer, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
-    """Every head's causal softmax attention on the prompt ``(xs (B, n, d), ys (B, n))``.
-
-    Returns ``(B, n_layer, n_head, 2n, 2n)``: entry ``[b, l, h, t, s]`` is how much token ``t``
-    attends to token ``s <= t``. The patterns are recomputed from each block's input with the
-    block's own ``W_Q, W_K`` (the fused ``c_attn``), exactly as ``scaled_dot_product_attention``
-    forms them inside the forward pass.
-    """
+def _block_inputs(model: ICLTransformer, xs: torch.Tensor, ys: torch.Tensor) -> list[torch.Tensor]:
+    """The input ``(B, T, C)`` of every block's attention (after its LayerNorm), from one forward pass."""
     if not isinstance(model, ICLTransformer):
         raise TypeError(f"model: expected an ICLTransformer, got {type(model).__name__}")
     inputs = []
@@ -42,16 +35,63 @@ def attention_patterns(model: ICLTransformer, xs: torch.Tensor, ys: torch.Tensor
     finally:
         for hook in hooks:
             hook.remove()
-    patterns = []
+    return inputs
+
+
+@torch.no_grad()
+def head_vectors(model: ICLTransformer, xs: torch.Tensor, ys: torch.Tensor) -> dict:
+    """Every head's query, key and value vectors on the prompt: ``{"q", "k", "v"}``, each ``(B, L, H, 2n, C/H)``.
+
+    They are ``W_Q h``, ``W_K h`` and ``W_V h`` for the input ``h`` of each block's attention (the
+    fused ``c_attn`` split into heads), as TransformerLens would name them ``hook_q/k/v``.
+    """
+    out = {"q": [], "k": [], "v": []}
+    inputs = _block_inputs(model, xs, ys)
     for block, h in zip(model.blocks, inputs):
         B, T, C = h.shape
         H = block.attn.n_head
-        q, k, _ = block.attn.c_attn(h).split(C, dim=2)
-        q, k = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k))  # (B, H, T, C/H)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(C // H)
-        causal = torch.ones(T, T, dtype=torch.bool, device=h.device).tril()
-        patterns.append(torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1))
-    return torch.stack(patterns, dim=1)
+        for name, t in zip("qkv", block.attn.c_attn(h).split(C, dim=2)):
+            out[name].append(t.view(B, T, H, C // H).transpose(1, 2))  # (B, H, T, C/H)
+    return {name: torch.stack(ts, dim=1) for name, ts in out.items()}
+
+
+@torch.no_grad()
+def attention_patterns(model: ICLTransformer, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
+    """Every head's causal softmax attention on the prompt ``(xs (B, n, d), ys (B, n))``.
+
+    Returns ``(B, n_layer, n_head, 2n, 2n)``: entry ``[b, l, h, t, s]`` is how much token ``t``
+    attends to token ``s <= t``. The patterns are recomputed from each block's input with the
+    block's own ``W_Q, W_K`` (the fused ``c_attn``), exactly as ``scaled_dot_product_attention``
+    forms them inside the forward pass.
+    """
+    vectors = head_vectors(model, xs, ys)
+    q, k = vectors["q"], vectors["k"]  # (B, L, H, T, C/H)
+    T = q.shape[-2]
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    causal = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
+    return torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
+
+
+def linear_probe(features: torch.Tensor, targets: torch.Tensor, *, lam: float = 1e-2,
+                 train_fraction: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
+    """Ridge probe ``targets ~ features`` (with intercept), fitted on the first rows, tested on the rest.
+
+    ``features (M, p)``, ``targets (M, m)``; returns ``(predictions, targets)`` of the held-out rows.
+    Han et al. (Section 5.4) probe GPT-J's keys and values the same way (ridge, ``lam = 0.01``).
+    """
+    check_tensor("features", features, 2)
+    check_tensor("targets", targets, 2)
+    if features.shape[0] != targets.shape[0]:
+        raise ValueError(f"targets: expected {features.shape[0]} rows (one per feature row), got {targets.shape[0]}")
+    lam = check_real("lam", lam, minimum=0.0)
+    cut = int(check_real("train_fraction", train_fraction, minimum=0.0, strict=True) * features.shape[0])
+    if not 0 < cut < features.shape[0]:
+        raise ValueError(f"train_fraction: expected a split with rows on both sides, got {train_fraction}")
+    design = torch.cat((features, features.new_ones(features.shape[0], 1)), dim=1)
+    a, b = design[:cut], targets[:cut]
+    gram = a.T @ a + lam * torch.eye(a.shape[1], dtype=a.dtype, device=a.device)
+    weights = torch.linalg.solve(gram, a.T @ b)
+    return design[cut:] @ weights, targets[cut:]
 
 
 def query_attention(patterns: torch.Tensor, k: int) -> torch.Tensor:
@@ -138,3 +178,23 @@ def predict_query(model: ICLTransformer, xs: torch.Tensor, ys: torch.Tensor, x_q
     full_y = torch.cat((ys, ys.new_zeros(B, 1)), dim=1)
     model.eval()
     return model(full_x, full_y)[:, k]
+
+
+def similarity_correlation(weights: torch.Tensor, similarity: torch.Tensor) -> torch.Tensor:
+    """Per-head Pearson correlation between demonstration weights and a similarity score.
+
+    ``weights (B, L, H, k)`` (e.g. :func:`demonstration_weights`) and ``similarity (B, k)`` (e.g.
+    ``<x_q, x_i>``); the correlation is taken over the ``k`` demonstrations of each prompt and
+    averaged over prompts: ``(L, H)``. Han et al. (Section 5.3) correlate GPT-J's attention with a
+    prediction similarity in the same way.
+    """
+    check_tensor("similarity", similarity, 2)
+    if weights.shape[0] != similarity.shape[0] or weights.shape[-1] != similarity.shape[1]:
+        raise ValueError(f"weights: expected shape (B, ..., k) with (B, k) = {tuple(similarity.shape)}, "
+                         f"got {tuple(weights.shape)}")
+    shape = (similarity.shape[0],) + (1,) * (weights.ndim - 2) + (similarity.shape[1],)
+    s = similarity.reshape(shape)
+    w = weights - weights.mean(-1, keepdim=True)
+    s = s - s.mean(-1, keepdim=True)
+    corr = (w * s).sum(-1) / (w.norm(dim=-1) * s.norm(dim=-1)).clamp(min=1e-30)
+    return corr.double().mean(0)

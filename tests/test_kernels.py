@@ -184,6 +184,22 @@ def test_concept_mixture_kernel_regression_is_unbiased_for_the_concept_predictiv
             assert abs(k.mean().item() - 1.0) < 1e-12  # E[K(x_q, x)] = 1: the normaliser tends to 1
 
 
+def test_concept_mixture_shifted_demonstrations_have_a_biased_limit():
+    """With inputs from p_theta, E[e(y) K(x_q, x)] = W_theta^T Sigma_theta Sigma^{-1} phi(x_q) (exercise)."""
+    cm = ConceptMixture(shift=1.0, seed=13)
+    every = torch.arange(cm.n_inputs).unsqueeze(0)
+    theta, q = 2, 5
+    p = cm.input_probs[theta]
+    probs = cm.label_probs(torch.tensor([theta]), every)[0]
+    k = cm.kernel(torch.tensor([[q]]), every)[0, 0]
+    expected = ((p * k).unsqueeze(1) * probs).sum(0)
+    sigma_theta = (cm.beliefs.T * p) @ cm.beliefs
+    limit = cm.emissions[theta].T @ sigma_theta @ torch.linalg.inv(cm.second_moment) @ cm.beliefs[q]
+    assert torch.allclose(expected, limit, atol=1e-12)
+    truth = cm.label_probs(torch.tensor([theta]), torch.tensor([[q]]))[0, 0]
+    assert (limit - truth).abs().sum().item() > 0.05
+
+
 def test_concept_mixture_bayes_predictive_concentrates_on_the_true_concept():
     cm = ConceptMixture(seed=11)
     concepts, inputs, labels = cm.sample(200, 201, seed=12)

@@ -20,6 +20,8 @@ from icl_lib.reconstruction import (
     attention_split,
     demonstration_weights,
     head_reconstruction,
+    head_vectors,
+    linear_probe,
     predict_query,
     query_attention,
     reconstruct_labels,
@@ -144,3 +146,19 @@ def test_the_committed_classifier_learned_in_context():
     assert acc[-1] > acc[0] + 0.1  # more examples, better: in-context learning
     batch = sphere_classification(512, 16, 5, seed=99)
     assert float(accuracy_by_context_size(model, batch.xs, batch.ys)[-1]) > 0.7
+
+
+def test_head_vectors_and_the_linear_probe():
+    model, batch = _model(5), _batch(5, B=10, n=9)
+    vectors = head_vectors(model, batch.xs, batch.ys)
+    assert vectors["v"].shape == (10, 2, 3, 18, 8)
+    # a probe recovers an exactly linear target on held-out rows
+    g = torch.Generator().manual_seed(6)
+    features = torch.randn(200, 4, generator=g, dtype=F64)
+    targets = features @ torch.randn(4, 2, generator=g, dtype=F64) + 0.5
+    pred, held = linear_probe(features, targets, lam=1e-12)
+    assert pred.shape == (100, 2) and torch.allclose(pred, held, atol=1e-8)
+    with pytest.raises(ValueError, match="targets"):
+        linear_probe(features, targets[:10])
+    with pytest.raises(ValueError, match="train_fraction"):
+        linear_probe(features, targets, train_fraction=1.0)
