@@ -89,7 +89,7 @@ class TrainConfig:
         return asdict(self)
 
 
-BOOK_MODEL = TransformerConfig(n_dims=5, n_positions=21, n_embd=64, n_layer=4, n_head=2)
+BOOK_MODEL = TransformerConfig(n_dims=5, n_positions=16, n_embd=64, n_layer=4, n_head=2)
 
 PRESETS: dict[str, TrainConfig] = {
     cfg.name: cfg
@@ -98,19 +98,19 @@ PRESETS: dict[str, TrainConfig] = {
             name="overview_noiseless",
             model=BOOK_MODEL,
             dims=Curriculum(2, 5, increment=1, interval=500),
-            points=Curriculum(5, 21, increment=2, interval=250),
+            points=Curriculum(5, 16, increment=2, interval=250),
             noise_std=0.0,
-            steps=20_000,
-            description="Chapter 1: d = 5 noiseless linear regression, 21 points (book preset, CPU).",
+            steps=12_000,
+            description="Chapter 1: d = 5 noiseless linear regression, 16 points (book preset, CPU).",
         ),
         TrainConfig(
             name="overview_noisy",
             model=BOOK_MODEL,
             dims=Curriculum(2, 5, increment=1, interval=500),
-            points=Curriculum(5, 21, increment=2, interval=250),
+            points=Curriculum(5, 16, increment=2, interval=250),
             noise_std=0.5,
-            steps=20_000,
-            description="Chapter 1: d = 5 linear regression with label noise sigma = 0.5 (book preset, CPU).",
+            steps=12_000,
+            description="Chapter 1: d = 5 linear regression with label noise sigma = 0.5, 16 points (book preset, CPU).",
         ),
         TrainConfig(
             name="garg_standard",
