@@ -36,20 +36,23 @@ def prompt_tokens(xs: torch.Tensor, ys: torch.Tensor, x_query: torch.Tensor) -> 
     return torch.cat((context, query), dim=1)
 
 
-def lsa_layer(Z: torch.Tensor, kq: torch.Tensor, pv: torch.Tensor) -> torch.Tensor:
+def lsa_layer(Z: torch.Tensor, kq: torch.Tensor, pv: torch.Tensor, *, query_only: bool = False) -> torch.Tensor:
     """One LSA layer on tokens ``Z (B, T, D)`` whose first ``T - 1`` rows are the context.
 
     Args:
         kq: ``W_K^T W_Q`` per head, shape ``(H, D, D)``.
         pv: ``P W_V`` per head, shape ``(H, D, D)``.
+        query_only: return only the updated query row, shape ``(B, 1, D)`` (enough for a last layer).
 
-    Returns ``Z + sum_h (Z kq_h^T) (C^T C pv_h^T)`` with ``C = Z[:, :-1]``, i.e. token ``j`` gains
+    Returns ``Z + sum_h Z kq_h^T (C^T C) pv_h^T`` with ``C = Z[:, :-1]``, i.e. token ``j`` gains
     ``sum_h pv_h sum_i e_i (e_i^T kq_h e_j)``.
     """
     C = Z[:, :-1]  # (B, N, D), the context tokens: keys and values
     gram = C.transpose(1, 2) @ C  # (B, D, D) = sum_i e_i e_i^T
     # e_i^T kq e_j summed against pv e_i: delta_j = pv gram kq e_j  (row form: e_j^T kq^T gram pv^T)
     mix = sum(kq[h].T @ gram @ pv[h].T for h in range(kq.shape[0]))  # (B, D, D)
+    if query_only:
+        Z = Z[:, -1:]
     return Z + Z @ mix
 
 
@@ -117,7 +120,10 @@ class LinearSelfAttention(nn.Module):
         """Predictions ``(B,)``: minus the query's label entry after the last layer."""
         if xs.ndim == 3 and xs.shape[2] != self.dim:
             raise ValueError(f"xs: expected d = {self.dim} features, got shape {tuple(xs.shape)}")
-        return -self.forward_tokens(prompt_tokens(xs, ys, x_query))[:, -1, -1]
+        Z = prompt_tokens(xs, ys, x_query)
+        for layer in range(self.n_layers):  # the last layer only needs to update the query token
+            Z = lsa_layer(Z, self.kq(layer), self.pv(layer), query_only=layer == self.n_layers - 1)
+        return -Z[:, -1, -1]
 
     def predictions_by_layer(self, xs, ys, x_query) -> torch.Tensor:
         """The read-out after each layer ``1..K``: shape ``(K, B)``."""
@@ -175,6 +181,35 @@ def train_lsa(model: LinearSelfAttention, sampler, *, steps: int, batch_size: in
                on_log=on_log, progress=progress, desc="LSA")
 
 
+def fit_full_batch(model: LinearSelfAttention, batch, *, max_iter: int = 200) -> list[float]:
+    """Minimise :func:`in_context_loss` on one fixed ``batch`` with full-batch L-BFGS; returns the losses.
+
+    Empirical risk minimisation on a large fixed sample: where the population loss is very flat
+    along some directions (inputs with small variance, as in Ahn et al.'s experiment), Adam on
+    fresh mini-batches creeps along them, while L-BFGS reaches the minimiser of the sample loss.
+    """
+    if not isinstance(model, LinearSelfAttention):
+        raise TypeError(f"model: expected a LinearSelfAttention, got {type(model).__name__}")
+    check_positive_int("max_iter", max_iter)
+    param = next(model.parameters())
+    batch = batch.to(device=param.device, dtype=param.dtype)
+    optimiser = torch.optim.LBFGS(model.parameters(), lr=1.0, max_iter=max_iter, history_size=50,
+                                  tolerance_grad=1e-12, tolerance_change=1e-15, line_search_fn="strong_wolfe")
+    losses = []
+
+    def closure():
+        optimiser.zero_grad(set_to_none=True)
+        loss = in_context_loss(model, batch)
+        loss.backward()
+        losses.append(loss.item())
+        return loss
+
+    model.train()
+    optimiser.step(closure)
+    model.eval()
+    return losses
+
+
 @dataclass(frozen=True)
 class LSAPreset:
     """A training run of a :class:`LinearSelfAttention` in von Oswald et al.'s setup (uniform inputs)."""
@@ -189,6 +224,7 @@ class LSAPreset:
     steps: int = 5000  # Adam steps
     batch_size: int = 2048  # fresh tasks per step
     lr: float = 1e-3  # Adam learning rate
+    grad_clip: float | None = None  # clip the gradient norm (deep looped models need it), None: no clipping
     seed: int = 0  # fixes the initialisation and every training batch
     description: str = ""  # what the preset is for
 
@@ -207,11 +243,11 @@ LSA_PRESETS: dict[str, LSAPreset] = {
     for p in (
         LSAPreset("gd_looped2", n_layers=2, steps=3000, batch_size=1024, lr=2e-3,
                   description="Chapter 2: two looped LSA layers, d = N = 10 (book preset, CPU, minutes)."),
-        LSAPreset("gd_looped4", n_layers=4, steps=3000, batch_size=1024, lr=2e-3,
+        LSAPreset("gd_looped4", n_layers=4, steps=4000, batch_size=1024, lr=1e-3, grad_clip=1.0,
                   description="Chapter 2: four looped LSA layers, d = N = 10 (book preset, CPU, minutes)."),
         LSAPreset("gd_looped2_paper", n_layers=2, factored=True, steps=20000,
                   description="Chapter 2: von Oswald et al.'s factored two-layer run (paper preset, GPU)."),
-        LSAPreset("gd_looped4_paper", n_layers=4, factored=True, steps=20000,
+        LSAPreset("gd_looped4_paper", n_layers=4, factored=True, steps=20000, grad_clip=1.0,
                   description="Chapter 2: factored four-layer run (paper preset, GPU)."),
     )
 }
@@ -242,7 +278,7 @@ def train_preset(name: str, *, data_dir=None, progress: bool = True, device=None
     model = preset.build().to(device)
     start = time.perf_counter()
     curve = train_lsa(model, preset.sampler, steps=preset.steps, batch_size=preset.batch_size, lr=preset.lr,
-                      seed=preset.seed, log_every=100, progress=progress)
+                      seed=preset.seed, log_every=100, grad_clip=preset.grad_clip, progress=progress)
     weights, meta = _paths(name, data_dir)
     weights.parent.mkdir(parents=True, exist_ok=True)
     model = model.cpu()
