@@ -143,3 +143,27 @@ def prediction_scatter(truth, predictions: Mapping[str, Sequence[float]], *, ax=
         ax.set_title(title)
     ax.legend(fontsize=9, markerscale=2)
     return fig
+
+
+def matrix_panels(matrices: Mapping[str, object], *, cmap: str = "RdBu_r", shared_scale: bool = True):
+    """Heatmaps of square matrices side by side (e.g. a trained weight block beside a closed form).
+
+    One symmetric colour scale for all panels when ``shared_scale``. Returns the Figure.
+    """
+    if not matrices:
+        raise ValueError("matrices: expected at least one matrix, got none")
+    arrays = {k: np.asarray(v, dtype=float) for k, v in matrices.items()}
+    for name, a in arrays.items():
+        if a.ndim != 2:
+            raise ValueError(f"matrices[{name!r}]: expected a 2-D array, got shape {a.shape}")
+    vmax = max(float(np.abs(a).max()) for a in arrays.values())
+    fig, axes = plt.subplots(1, len(arrays), figsize=(3.2 * len(arrays), 3.0), squeeze=False)
+    for ax, (name, a) in zip(axes[0], arrays.items()):
+        v = vmax if shared_scale else float(np.abs(a).max())
+        im = ax.imshow(a, cmap=cmap, vmin=-v, vmax=v)
+        ax.set_title(name, fontsize=10)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+    fig.colorbar(im, ax=list(axes[0]), shrink=0.8)
+    return fig
