@@ -4,8 +4,8 @@ Every page of the built book is opened once, in Debian's headless ``chromium`` d
 Playwright's Python package (no browser download of its own), with every request that leaves
 127.0.0.1 aborted, so the site is checked the way an offline reader sees it. What the page did
 and shows is collected into a :class:`PageReport` that the tests in ``test_site.py`` read.
-Chapter pages (``chapters/NN_*.html``) also get a full-page screenshot, light and dark, under
-``_build/screenshots/``.
+Every page gets a full-page screenshot under ``_build/screenshots/`` (chapters, ``NN_name.png``,
+also in dark mode, ``NN_name.dark.png``).
 
 Run with ``make browser`` after ``make book``. ``ICL_CHROMIUM`` overrides the browser binary.
 """
@@ -148,10 +148,13 @@ PAGE_PROBE = r"""
   }
   const dollar = /\$[^$\s][^$\n]{0,80}?\\[A-Za-z]+[^$\n]{0,80}?\$/.exec(prose);
   if (dollar) rawTex.push('$...$ in: ' + snippet(prose, dollar.index));
-  const allText = document.body.innerText + ' ' + texts.join(' ');
+  // Prose plus what cells printed (not their source code, which may well say `explore(...)`).
+  const allText = prose + ' ' + Array.from(document.querySelectorAll('.cell_output')).map(e => e.textContent).join(' ');
   const glueLiteral = [];
   const gi = allText.indexOf('{glue');
   if (gi >= 0) glueLiteral.push(snippet(allText, gi));
+  const outputs = Array.from(document.querySelectorAll('.cell_output')).map(e => e.textContent).join(' ');
+  const stray = /<[\w.]+ object at 0x[0-9a-f]+>|<Figure size \d+x\d+ with \d+ Axes>|\bClaim\(id=|<matplotlib\.[\w.]+ at 0x/.exec(outputs);
   const widgetRepr = /\b(interactive|[A-Z]\w*(Slider|Box|Dropdown|Output))\((children|value|layout)=/.exec(allText);
 
   const math = Array.from(document.querySelectorAll('.math'));
@@ -175,6 +178,7 @@ PAGE_PROBE = r"""
     live_ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
     widget_boxes: document.querySelectorAll('.widget-area, .widget-subarea, .jupyter-widgets, .jp-OutputArea-output .widget, script[type="application/vnd.jupyter.widget-view+json"], script[type="application/vnd.jupyter.widget-state+json"]').length,
     widget_repr: widgetRepr ? snippet(allText, widgetRepr.index) : null,
+    stray_repr: stray ? snippet(outputs, stray.index) : null,
     widget_cells: widgetCells.map(c => {
       const section = c.closest('section') || document.body;
       const before = Array.from(section.querySelectorAll('div.cell')).filter(o => o.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING);
@@ -223,7 +227,23 @@ OVERFLOW_PROBE = r"""
       overflowing.push(el.tagName.toLowerCase() + '.' + Array.from(el.classList).join('.') +
                        ' sticks out by ' + Math.round(r.right - aRect.right) + 'px');
   }
-  return {overflowing: overflowing, page_width: document.documentElement.scrollWidth,
+  // Display equations and tables wider than their box: they scroll, so nothing overflows, but
+  // the reader sees them cut off (checked at desktop width only; on a phone scrolling is expected).
+  const clippedMath = [];
+  for (const m of article.querySelectorAll('mjx-container[display="true"]')) {
+    if (m.scrollWidth > m.clientWidth + 2) {
+      const holder = m.closest('div.math[id]') || m.closest('.admonition[id]') || m.closest('section[id]');
+      const where = (holder && holder.id) ? '#' + holder.id : '';
+      const tex = ((m.querySelector('mjx-assistive-mml') || {}).textContent || '').replace(/\s+/g, ' ').slice(0, 60);
+      clippedMath.push(`${where} ${m.scrollWidth - m.clientWidth}px too wide: ${tex}`);
+    }
+  }
+  // Tables that scroll sideways: the reader does not see the last columns (the verdict).
+  for (const t of article.querySelectorAll('table.claims-table, .cell_output .text_html')) {
+    if (t.scrollWidth > t.clientWidth + 2)
+      clippedMath.push(`${t.tagName.toLowerCase()}.${Array.from(t.classList).join('.')} ${t.scrollWidth - t.clientWidth}px too wide (scrolls sideways)`);
+  }
+  return {overflowing: overflowing, clipped_math: clippedMath, page_width: document.documentElement.scrollWidth,
           viewport_width: window.innerWidth};
 }
 """
@@ -347,6 +367,10 @@ class Site:
             page.wait_for_load_state("networkidle")
             report.dom = page.evaluate(PAGE_PROBE)
             report.dom.update(page.evaluate(OVERFLOW_PROBE))
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            light = SCREENSHOTS / (Path(rel_path).with_suffix("").as_posix().replace("/", "-").removeprefix("chapters-") + ".png")
+            page.screenshot(path=str(light), full_page=True)
+            report.screenshots.append(light)
             if CHAPTER_RE.match(rel_path):
                 self._chapter_extras(page, report)
         finally:
@@ -383,12 +407,7 @@ class Site:
         return handle
 
     def _chapter_extras(self, page, report: PageReport):
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         stem = Path(report.path).stem
-        light = SCREENSHOTS / f"{stem}.png"
-        page.screenshot(path=str(light), full_page=True)
-        report.screenshots.append(light)
-
         # The solution dropdowns: closed at first, open on a click on their title.
         for i, handle in enumerate(page.query_selector_all("div.solution")):
             body = handle.query_selector("section")

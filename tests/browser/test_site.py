@@ -147,6 +147,14 @@ def test_nothing_overflows_the_text_column(site, page):
     assert dom["page_width"] <= dom["viewport_width"], (
         f"the page scrolls sideways: {dom['page_width']} px wide in a {dom['viewport_width']} px window")
     assert not dom["overflowing"], "content wider than the text column:\n" + "\n".join(dom["overflowing"])
+    assert not dom["clipped_math"], "equations or tables cut off at the edge of their box:\n" + "\n".join(dom["clipped_math"])
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_stray_python_reprs_in_outputs(site, page):
+    stray = site.report(page).dom["stray_repr"]
+    assert stray is None, (
+        f"a cell prints a Python object's repr (end the cell with `;` or assign the value): {stray!r}")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
