@@ -74,6 +74,7 @@ def test_widget_redraws_when_a_control_moves(chapter, tmp_path, monkeypatch):
 
     printed = "".join(o.get("text", "") for o in run.cells[-1].outputs if o.get("output_type") == "stream")
     result = json.loads(printed.strip().splitlines()[-1])
+    print(f"{chapter}: {result}")  # shown with -rP
     assert result["old"] != result["new"], f"{chapter}: could not move {result['control']}: {result}"
     assert result["figures_before"] >= 1, f"{chapter}: the widget showed no figure at first: {result}"
     assert result["figures_after"] >= 1, f"{chapter}: the widget showed no figure after the move: {result}"
