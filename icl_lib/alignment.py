@@ -106,26 +106,35 @@ def tune_gd(xs, ys, x_query, y_query, *, steps: int = 1, bounds: tuple[float, fl
     return eta, half_mse(gd(xs, ys, x_query, eta, steps), y_query)
 
 
-def tune_gd_plus_plus(xs, ys, x_query, y_query, *, steps: int = 2, lr_bounds=(0.0, 50.0), gamma_bounds=(0.0, 1.0),
-                      sweeps: int = 6) -> tuple[float, float, float]:
+def tune_gd_plus_plus(xs, ys, x_query, y_query, *, steps: int = 2, lr_bounds=(0.0, 50.0), gamma_init: float = 0.1,
+                      max_iter: int = 100) -> tuple[float, float, float]:
     """``(eta, gamma, loss)`` of the best looped GD++ (one ``eta``, one ``gamma`` for every step).
 
-    Coordinate descent: alternate golden-section searches in ``eta`` and ``gamma``, ``sweeps`` times,
-    starting from the tuned plain GD (``gamma = 0``).
+    Starts from the tuned plain GD step (:func:`tune_gd`) and ``gamma_init``, then minimises the
+    loss jointly in ``(eta, gamma)`` with L-BFGS, differentiating through
+    :func:`icl_lib.learners.gd_plus_plus` in float64. The two are strongly coupled (a larger
+    ``gamma`` shrinks the inputs, so the best ``eta`` grows), which defeats one-at-a-time searches.
     """
     check_prompt(xs, ys, x_query)
     check_positive_int("steps", steps)
-    check_positive_int("sweeps", sweeps)
+    gamma_init = check_real("gamma_init", gamma_init)
+    check_positive_int("max_iter", max_iter)
+    data = [t.detach().double() for t in (xs, ys, x_query, y_query)]
+    eta0, _ = tune_gd(*data, steps=steps, bounds=lr_bounds)
+    params = torch.tensor([eta0, gamma_init], dtype=torch.float64, requires_grad=True)
+    optimiser = torch.optim.LBFGS([params], lr=1.0, max_iter=max_iter, tolerance_grad=1e-10,
+                                  tolerance_change=1e-14, line_search_fn="strong_wolfe")
 
-    def loss(e, g):
-        return half_mse(gd_plus_plus(xs, ys, x_query, e, g, steps), y_query)
+    def closure():
+        optimiser.zero_grad()
+        pred = gd_plus_plus(*data[:3], params[0], params[1], steps)
+        loss = 0.5 * ((pred - data[3]) ** 2).mean()
+        loss.backward()
+        return loss
 
-    eta, _ = tune_gd(xs, ys, x_query, y_query, steps=steps, bounds=lr_bounds)
-    gamma = 0.0
-    for _ in range(sweeps):
-        gamma, _ = golden_section(lambda g: loss(eta, g), *gamma_bounds, tol=1e-5)
-        eta, _ = golden_section(lambda e: loss(e, gamma), *lr_bounds, tol=1e-5)
-    return eta, gamma, loss(eta, gamma)
+    optimiser.step(closure)
+    eta, gamma = (float(v) for v in params.detach())
+    return eta, gamma, half_mse(gd_plus_plus(*data[:3], eta, gamma, steps), data[3])
 
 
 def closest_ridge(pred: torch.Tensor, xs, ys, x_query, *, log10_bounds=(-6.0, 3.0)) -> tuple[float, float]:

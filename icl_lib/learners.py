@@ -120,13 +120,22 @@ def bayes_posterior_predictive(xs, ys, x_query, *, prior_std: float = 1.0, noise
     return PosteriorPredictive(_predict(w_mean, x_query), var)
 
 
-def _per_step(name: str, value, steps: int) -> list[float]:
-    """A hyperparameter given once for every step, or as a sequence of ``steps`` values."""
+def _per_step(name: str, value, steps: int) -> list:
+    """A hyperparameter given once for every step, or as a sequence of ``steps`` values.
+
+    A value is a real number or a 0-dim float tensor (so that a line search can differentiate
+    through the learner).
+    """
+    def one(label, v):
+        if isinstance(v, torch.Tensor) and v.ndim == 0 and v.is_floating_point():
+            return v
+        return check_real(label, v)
+
     if isinstance(value, (list, tuple)):
         if len(value) != steps:
             raise ValueError(f"{name}: expected one value per step ({steps}), got {len(value)}")
-        return [check_real(f"{name}[{k}]", v) for k, v in enumerate(value)]
-    return [check_real(name, value)] * steps
+        return [one(f"{name}[{k}]", v) for k, v in enumerate(value)]
+    return [one(name, value)] * steps
 
 
 def gd_plus_plus(xs, ys, x_query, lr, gamma, steps: int = 1) -> torch.Tensor:
@@ -143,7 +152,8 @@ def gd_plus_plus(xs, ys, x_query, lr, gamma, steps: int = 1) -> torch.Tensor:
     the conditioning of the next steps; it is neither momentum nor a Newton step.
 
     Args:
-        lr: step size ``eta`` (one float for every step, or a sequence of ``steps`` floats).
+        lr: step size ``eta`` (one float for every step, or a sequence of ``steps`` floats; a
+            0-dim tensor is accepted too, to differentiate through the learner).
         gamma: the input-transformation coefficient, same convention.
         steps: number of steps ``K >= 0``.
     """
@@ -156,7 +166,7 @@ def gd_plus_plus(xs, ys, x_query, lr, gamma, steps: int = 1) -> torch.Tensor:
     for k, (eta, g) in enumerate(zip(lrs, gammas)):
         v = torch.einsum("bnd,bn->bd", x, r)  # sum_i r_i x_i, (B, d)
         r, q = r - eta / N * torch.einsum("bnd,bd->bn", x, v), q - eta / N * (xq * v).sum(-1)
-        if g != 0.0 and k < steps - 1:  # the last step's input map no longer reaches the prediction
+        if k < steps - 1:  # the last step's input map no longer reaches the prediction
             H = x.transpose(1, 2) @ x  # (B, d, d)
             x, xq = x - g * x @ H, xq - g * (H @ xq.unsqueeze(-1)).squeeze(-1)
     return -q

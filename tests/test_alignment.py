@@ -59,9 +59,11 @@ def test_tuned_one_step_is_the_exact_optimum():
 def test_tuned_gd_plus_plus_is_no_worse_than_tuned_gd():
     xs, ys, xq, yq = prompt(B=256)
     _, loss_gd = A.tune_gd(xs, ys, xq, yq, steps=2)
-    eta, gamma, loss = A.tune_gd_plus_plus(xs, ys, xq, yq, steps=2, sweeps=2)
+    eta, gamma, loss = A.tune_gd_plus_plus(xs, ys, xq, yq, steps=2)
     assert gamma > 0 and loss < loss_gd
     assert loss == pytest.approx(A.half_mse(gd_plus_plus(xs, ys, xq, eta, gamma, 2), yq))
+    for de, dg in ((0.05, 0), (-0.05, 0), (0, 0.005), (0, -0.005)):  # a local minimum in both coordinates
+        assert A.half_mse(gd_plus_plus(xs, ys, xq, eta + de, gamma + dg, 2), yq) >= loss
 
 
 def test_closest_ridge_recovers_the_regulariser():
