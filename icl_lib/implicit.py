@@ -279,12 +279,13 @@ def finetune_first_layer(block: ContextualBlock, xs, ys, x_test, *, lr: float, e
         return out + s_test[:, None, :, -1] if block.skip else out
 
 
-def implicit_update_figure(delta_W: torch.Tensor, outputs: dict, *, title: str = ""):
+def implicit_update_figure(delta_W: torch.Tensor, outputs: dict, *, truth: float | None = None, title: str = ""):
     """Three panels for one prompt: ``dW(Y)`` as an image, its singular values, and the block's outputs.
 
     Args:
         delta_W: ``(hidden, m)``, one prompt's update.
         outputs: label -> prediction (e.g. ``T_W(C, x)``, ``T_W(C \\ Y, x)``, ``T_{W + dW}(C \\ Y, x)``).
+        truth: the true label, drawn as a dashed line (optional).
     Returns the Figure (drawn in the style of :mod:`icl_lib.plotting`; chapter 7's widget uses it).
     """
     import matplotlib.pyplot as plt
@@ -312,6 +313,9 @@ def implicit_update_figure(delta_W: torch.Tensor, outputs: dict, *, title: str =
     axes[2].set_yticks(range(len(labels)), labels, fontsize=9)
     axes[2].invert_yaxis()
     axes[2].axvline(0, color="#666666", lw=1)
+    if truth is not None:
+        axes[2].axvline(float(truth), color="#000000", ls="--", lw=1.2, label="true $y_q$")
+        axes[2].legend(fontsize=9, loc="best")
     axes[2].set_title("prediction of $y_q$")
     if title:
         fig.suptitle(title, fontsize=11)
