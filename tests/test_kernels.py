@@ -231,3 +231,28 @@ def test_bad_input_is_rejected_with_a_named_argument():
         gp_regression(2, 3, 5, "poly")
     with pytest.raises(ValueError, match="n_inputs"):
         ConceptMixture(n_inputs=3, n_states=5)
+
+
+@pytest.mark.parametrize("activation", ["linear", "relu", "exp"])
+def test_kernel_attention_layers_are_functional_gd_steps(activation):
+    """Cheng et al., Prop. 3.1: B = C = I, r = eta makes layer t the t-th functional GD step."""
+    from icl_lib.kernel_attention import KernelAttentionICL
+
+    g = torch.Generator().manual_seed(14)
+    xs = sphere_inputs(5, 11, 5, seed=g, dtype=F64)
+    ys = torch.randn(5, 10, generator=g, dtype=F64)
+    model = KernelAttentionICL.functional_gd(5, 4, activation, step=0.25)
+    layers = model(xs[:, :10], ys, xs[:, 10], every_layer=True)
+    path = functional_gd_path(xs[:, :10], ys, xs[:, 10], activation, lr=0.25, steps=4)
+    assert (layers - path).abs().max().item() <= 1e-12
+
+
+def test_kernel_attention_rejects_bad_input():
+    from icl_lib.kernel_attention import KernelAttentionICL
+
+    with pytest.raises(ValueError, match="activation"):
+        KernelAttentionICL(5, 2, "softmax")
+    model = KernelAttentionICL(5, 2, "exp")
+    xs, ys, xq = _prompt(0, 2, 3, 4)
+    with pytest.raises(ValueError, match="xs"):
+        model(xs, ys, xq)
