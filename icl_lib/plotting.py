@@ -8,11 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import matplotlib
-
-matplotlib.use("Agg", force=False)  # headless builds; notebooks switch to inline themselves
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 # One colour per learner, used by every chapter (Okabe-Ito palette, colour-blind safe).
 LEARNER_COLORS = {
