@@ -139,7 +139,7 @@ def _per_step(name: str, value, steps: int) -> list:
 
 
 def gd_plus_plus(xs, ys, x_query, lr, gamma, steps: int = 1) -> torch.Tensor:
-    """GD++ (von Oswald et al. 2023, Section 4): GD on the labels plus a transformation of the inputs.
+    """GD++ (von Oswald et al. 2023): GD on the labels plus a transformation of the inputs.
 
     Each step ``k`` does, from the current inputs ``x_j`` (context and query) and the current
     residual labels ``r_j`` (initially ``y_j``; the query's starts at 0):

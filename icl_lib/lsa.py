@@ -6,7 +6,7 @@ context tokens ``e_1..e_N`` (keys and values never include the query):
 
     e_j <- e_j + sum_h  P_h W_{V,h} sum_{i <= N} e_i (e_i^T W_{K,h}^T W_{Q,h} e_j)
 
-(von Oswald et al. 2023, eq. 6, without softmax). The prediction is *minus* the label entry of the
+(von Oswald et al. 2023, without softmax). The prediction is *minus* the label entry of the
 query token after the last layer, the sign under which one layer equals one GD step from ``W_0 = 0``
 (:mod:`icl_lib.constructions`). The output depends on the weights only through the products
 ``W_KQ = W_K^T W_Q`` and ``W_PV = P W_V``: a model can be *factored* (four matrices per head,
