@@ -153,6 +153,9 @@ PAGE_PROBE = r"""
   const glueLiteral = [];
   const gi = allText.indexOf('{glue');
   if (gi >= 0) glueLiteral.push(snippet(allText, gi));
+  // MyST syntax left as text: a directive fence that did not open (a backtick in its title, say)
+  // or a role that did not parse.
+  const rawMyst = /(```|~~~|:::)\s*\{[\w:.-]+\}|\{[a-z][\w:.-]*\}`/.exec(prose);
   const outputs = Array.from(document.querySelectorAll('.cell_output')).map(e => e.textContent).join(' ');
   const stray = /<[\w.]+ object at 0x[0-9a-f]+>|<Figure size \d+x\d+ with \d+ Axes>|\bClaim\(id=|<matplotlib\.[\w.]+ at 0x/.exec(outputs);
   const widgetRepr = /\b(interactive|[A-Z]\w*(Slider|Box|Dropdown|Output))\((children|value|layout)=/.exec(allText);
@@ -174,19 +177,31 @@ PAGE_PROBE = r"""
     images: Array.from(document.images).map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0})),
     pasted_text: Array.from(document.querySelectorAll('[class*="pasted"]')).map(e => ({cls: e.className, text: e.textContent.trim()})),
     glue_literal: glueLiteral,
+    raw_myst: rawMyst ? snippet(prose, rawMyst.index) : null,
     links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
     live_ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
     widget_boxes: document.querySelectorAll('.widget-area, .widget-subarea, .jupyter-widgets, .jp-OutputArea-output .widget, script[type="application/vnd.jupyter.widget-view+json"], script[type="application/vnd.jupyter.widget-state+json"]').length,
     widget_repr: widgetRepr ? snippet(allText, widgetRepr.index) : null,
     stray_repr: stray ? snippet(outputs, stray.index) : null,
+    // The static counterpart of a widget cell: an earlier cell with a figure that calls the same
+    // plotting function (the function passed to explore, or the functions its lambda calls).
     widget_cells: widgetCells.map(c => {
-      const section = c.closest('section') || document.body;
-      const before = Array.from(section.querySelectorAll('div.cell')).filter(o => o.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING);
+      const src = c.querySelector('.cell_input').textContent;
+      const names = new Set();
+      const first = /\bexplore\s*\(\s*([A-Za-z_][\w.]*)\s*,/.exec(src);
+      if (first && first[1] !== 'lambda') names.add(first[1].split('.').pop());
+      const lambda = /\bexplore\s*\(\s*lambda[^:]*:([^,]*(\([^)]*\))?)/.exec(src);
+      if (lambda) for (const k of lambda[1].matchAll(/\b([A-Za-z_]\w*)\s*\(/g)) names.add(k[1]);
+      const before = cells.filter(o => o.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING);
+      // (a prefix match: `smoother_fits`, the small multiples of `smoother_fit`, counts)
+      const uses = (o) => Array.from(names).some(n => new RegExp('\\b' + n).test((o.querySelector('.cell_input') || {}).textContent || ''));
+      const counterparts = before.filter(o => o.querySelector('.cell_output img') && uses(o));
       return {
-        source: c.querySelector('.cell_input').textContent.trim().slice(0, 120),
+        source: src.trim().slice(0, 120),
+        plot_functions: Array.from(names),
         remove_output: c.classList.contains('tag_remove-output'),
         has_output: !!c.querySelector('.cell_output'),
-        static_counterpart_images: before.reduce((k, o) => k + o.querySelectorAll('.cell_output img').length, 0),
+        static_counterpart_images: counterparts.reduce((k, o) => k + o.querySelectorAll('.cell_output img').length, 0),
       };
     }),
     colab_links: Array.from(document.querySelectorAll('a[href^="https://colab.research.google.com"]')).map(a => a.href),

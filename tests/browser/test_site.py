@@ -78,6 +78,14 @@ def test_no_raw_tex_in_the_text(site, page):
 
 
 @pytest.mark.parametrize("page", PAGES)
+def test_no_raw_myst_syntax_in_the_text(site, page):
+    raw = site.report(page).dom["raw_myst"]
+    assert raw is None, (
+        f"MyST syntax shown as text (a directive fence that did not open, e.g. a backtick in its "
+        f"title, or a role that did not parse): {raw!r}")
+
+
+@pytest.mark.parametrize("page", PAGES)
 def test_math_is_typeset(site, page):
     dom = site.report(page).dom
     if dom["math_count"]:
@@ -250,8 +258,9 @@ def test_widget_cells_are_hidden_behind_a_static_counterpart(site, chapter):
     for cell in cells:
         assert cell["remove_output"] and not cell["has_output"], (
             f"widget cell not tagged remove-output (an empty box on the site): {cell['source']!r}")
+        assert cell["plot_functions"], f"cannot tell which function the widget plots: {cell['source']!r}"
         assert cell["static_counterpart_images"] >= 1, (
-            f"no static figure before the widget cell in its section: {cell['source']!r}")
+            f"no earlier figure drawn by {cell['plot_functions']} (the widget's static counterpart): {cell['source']!r}")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
