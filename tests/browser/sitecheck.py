@@ -175,6 +175,12 @@ PAGE_PROBE = r"""
         .filter(t => t.startsWith('\\')).map(t => 'undefined macro ' + t)),  // MathJax's noundefined: the name in red
     mathjax_loaded: !!window.MathJax,
     images: Array.from(document.images).map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0})),
+    // How much the browser shrinks each figure to fit the column (its text shrinks as much).
+    figure_scales: Array.from(document.querySelectorAll('.cell_output img, figure img'))
+      .filter(i => i.clientWidth > 0 && i.naturalWidth > 0)
+      .map(i => ({src: '#' + ((i.closest('section[id]') || {}).id || '') + ' ' + (i.currentSrc || i.src).split('/').pop().slice(0, 12),
+                  natural: i.naturalWidth, shown: i.clientWidth,
+                  scale: i.naturalWidth / i.clientWidth})),
     pasted_text: Array.from(document.querySelectorAll('[class*="pasted"]')).map(e => ({cls: e.className, text: e.textContent.trim()})),
     glue_literal: glueLiteral,
     raw_myst: rawMyst ? snippet(prose, rawMyst.index) : null,

@@ -100,6 +100,20 @@ def test_images_load(site, page):
     assert not broken, f"images that did not load (naturalWidth 0): {broken}"
 
 
+# The book's figures are drawn at 100 dpi with 11 pt text (15 px); shrunk by more than this
+# factor to fit the ~690 px column, that text falls below ~9 px on the page.
+MAX_FIGURE_SHRINK = 1.75
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_figures_are_not_shrunk_unreadably(site, page):
+    shrunk = [f"{f['src']}: {f['natural']} px drawn, {f['shown']} px shown (x{f['scale']:.2f})"
+              for f in site.report(page).dom["figure_scales"] if f["scale"] > MAX_FIGURE_SHRINK]
+    assert not shrunk, (
+        f"figures so wide that the page shrinks them (and their text) by more than x{MAX_FIGURE_SHRINK} "
+        "(use a figsize of at most ~7 in wide, or larger fonts):\n" + "\n".join(shrunk))
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_glue_values_render(site, page):
     dom = site.report(page).dom
