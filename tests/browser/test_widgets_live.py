@@ -22,7 +22,9 @@ CHAPTERS = [c for c in toc_chapters() if (ROOT / (c + ".md")).exists()]
 
 PROBE_BEFORE = '''\
 import ipywidgets as _iw
-_probe_widget = _
+# The explore(...) cell's value: the newest entry of IPython's output cache (not `_`, which IPython
+# stops updating once a chapter assigns `_` itself).
+_probe_widget = Out[max(Out)] if Out else None
 assert isinstance(_probe_widget, _iw.interactive), (
     f"the explore(...) cell returned {type(_probe_widget).__name__}, expected an ipywidgets.interactive")
 _probe_controls = [c for c in _probe_widget.children if isinstance(c, _iw.ValueWidget)]
