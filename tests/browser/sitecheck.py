@@ -156,8 +156,11 @@ PAGE_PROBE = r"""
   // MyST syntax left as text: a directive fence that did not open (a backtick in its title, say)
   // or a role that did not parse.
   const rawMyst = /(```|~~~|:::)\s*\{[\w:.-]+\}|\{[a-z][\w:.-]*\}`/.exec(prose);
-  const outputs = Array.from(document.querySelectorAll('.cell_output')).map(e => e.textContent).join(' ');
-  const stray = /<[\w.]+ object at 0x[0-9a-f]+>|<Figure size \d+x\d+ with \d+ Axes>|\bClaim\(id=|<matplotlib\.[\w.]+ at 0x/.exec(outputs);
+  const STRAY = /<[\w.]+ object at 0x[0-9a-f]+>|<Figure size \d+x\d+ with \d+ Axes>|\bClaim\(id=|<matplotlib\.[\w.]+ at 0x/;
+  const stray = Array.from(document.querySelectorAll('.cell_output')).map(e => {
+    const m = STRAY.exec(e.textContent);
+    return m ? '#' + ((e.closest('section[id]') || {}).id || '') + ': ' + e.textContent.slice(m.index, m.index + 50).replace(/\s+/g, ' ') : null;
+  }).filter(x => x);
   const widgetRepr = /\b(interactive|[A-Z]\w*(Slider|Box|Dropdown|Output))\((children|value|layout)=/.exec(allText);
 
   const math = Array.from(document.querySelectorAll('.math'));
@@ -188,7 +191,7 @@ PAGE_PROBE = r"""
     live_ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
     widget_boxes: document.querySelectorAll('.widget-area, .widget-subarea, .jupyter-widgets, .jp-OutputArea-output .widget, script[type="application/vnd.jupyter.widget-view+json"], script[type="application/vnd.jupyter.widget-state+json"]').length,
     widget_repr: widgetRepr ? snippet(allText, widgetRepr.index) : null,
-    stray_repr: stray ? snippet(outputs, stray.index) : null,
+    stray_repr: stray,
     // The static counterpart of a widget cell: an earlier cell with a figure that calls the same
     // plotting function (the function passed to explore, or the functions its lambda calls).
     widget_cells: widgetCells.map(c => {

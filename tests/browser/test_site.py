@@ -175,8 +175,8 @@ def test_nothing_overflows_the_text_column(site, page):
 @pytest.mark.parametrize("page", PAGES)
 def test_no_stray_python_reprs_in_outputs(site, page):
     stray = site.report(page).dom["stray_repr"]
-    assert stray is None, (
-        f"a cell prints a Python object's repr (end the cell with `;` or assign the value): {stray!r}")
+    assert not stray, (
+        "cells that print a Python object's repr (end the cell with `;` or assign the value):\n" + "\n".join(stray))
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
