@@ -365,7 +365,8 @@ def load_or_train_regression_block(config: RegressionBlockConfig = IMPLICIT_BOOK
                                    lr=config.lr, seed=config.seed, progress=progress)
     weights.parent.mkdir(parents=True, exist_ok=True)
     save_file({k: v.detach().contiguous() for k, v in block.state_dict().items()}, str(weights))
-    manifest = {"name": config.name, "config": asdict(config), "curve": curve,
+    manifest = {"name": config.name, "config": asdict(config), "seed": config.seed, "steps": config.steps,
+                "metrics": {"final_train_loss": curve["loss"][-1] if curve["loss"] else None}, "curve": curve,
                 "wall_seconds": round(time.perf_counter() - start, 1), "torch": torch.__version__,
                 "sha256": _sha256(weights), "weights": weights.name}
     meta.write_text(json.dumps(manifest, indent=1) + "\n")

@@ -283,7 +283,8 @@ def train_preset(name: str, *, data_dir=None, progress: bool = True, device=None
     weights.parent.mkdir(parents=True, exist_ok=True)
     model = model.cpu()
     save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(weights))
-    manifest = {"name": name, "config": asdict(preset), "curve": curve,
+    manifest = {"name": name, "config": asdict(preset), "seed": preset.seed, "steps": preset.steps,
+                "metrics": {"final_train_loss": curve["loss"][-1] if curve["loss"] else None}, "curve": curve,
                 "wall_seconds": round(time.perf_counter() - start, 1), "torch": torch.__version__,
                 "sha256": hashlib.sha256(weights.read_bytes()).hexdigest()}
     meta.write_text(json.dumps(manifest, indent=1) + "\n")

@@ -29,7 +29,7 @@ def test_training_is_deterministic():
     b, man_b = train(TINY, progress=False)
     assert man_a["curve"] == man_b["curve"]
     assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
-    assert man_a["curve"]["step"] == [3, 6] and man_a["curve"]["points"] == [11, 11]
+    assert man_a["curve"]["step"] == [3, 6] and man_a["curve"]["points"] == [TINY.points.value(2), TINY.points.value(5)]
 
 
 def test_load_or_train_writes_a_consistent_checkpoint(tmp_path, monkeypatch):
@@ -56,6 +56,14 @@ COMMITTED = sorted(p.stem for p in DATA_DIR.glob("*.safetensors"))
 
 
 @pytest.mark.parametrize("name", COMMITTED)
+def test_every_committed_checkpoint_has_a_manifest_with_its_hash(name):
+    manifest = json.loads((DATA_DIR / f"{name}.json").read_text())
+    digest = hashlib.sha256((DATA_DIR / f"{name}.safetensors").read_bytes()).hexdigest()
+    assert manifest["sha256"] == digest
+    assert {"config", "seed", "steps", "metrics", "curve"} <= set(manifest)
+
+
+@pytest.mark.parametrize("name", [n for n in COMMITTED if n in PRESETS])
 def test_committed_checkpoint_matches_manifest_and_preset(name):
     config = get_preset(name)
     manifest = json.loads((DATA_DIR / f"{name}.json").read_text())
@@ -64,10 +72,27 @@ def test_committed_checkpoint_matches_manifest_and_preset(name):
     assert len(manifest["metrics"]["eval_error_by_k"]) == config.model.n_positions
     model, _ = load_checkpoint(name)  # checks the sha256 and the config
     assert model.n_params() == manifest["n_params"]
+    if config.init_from:  # a warm start names the exact checkpoint it continued from
+        parent = json.loads((DATA_DIR / f"{config.init_from}.json").read_text())
+        assert manifest["init_from"] == {"preset": config.init_from, "sha256": parent["sha256"]}
+    else:
+        assert manifest["init_from"] is None
 
 
 def test_the_chapter_checkpoints_are_committed():
     assert {"overview_noiseless", "overview_noisy"} <= set(COMMITTED)
+
+
+def test_warm_start_continues_from_the_parent(tmp_path, monkeypatch):
+    monkeypatch.setitem(PRESETS, TINY.name, TINY)
+    parent, _ = load_or_train(TINY.name, data_dir=tmp_path, progress=False)
+    child_cfg = dataclasses.replace(TINY, name="unit_child", steps=3, lr=1e-12, init_from=TINY.name)
+    monkeypatch.setitem(PRESETS, child_cfg.name, child_cfg)
+    child, manifest = load_or_train(child_cfg.name, data_dir=tmp_path, progress=False)
+    assert manifest["init_from"]["preset"] == TINY.name
+    # with a negligible learning rate the child keeps the parent's weights
+    for p, q in zip(parent.state_dict().values(), child.state_dict().values()):
+        torch.testing.assert_close(p, q, rtol=0, atol=1e-6)
 
 
 def test_bad_preset_and_config():
