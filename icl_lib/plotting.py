@@ -23,7 +23,8 @@ LEARNER_COLORS = {
     "knn": "#CC79A7",
     "zero": "#999999",
 }
-_FALLBACK = ["#56B4E9", "#F0E442", "#882255", "#44AA99", "#117733", "#332288"]
+_FALLBACK = ["#56B4E9", "#882255", "#44AA99", "#117733", "#332288", "#F0E442"]
+_CURVE_COLORS = ["#000000", "#D55E00", "#0072B2", "#009E73", "#CC79A7"]  # training curves, in order
 
 STYLE = {
     "figure.facecolor": "white",
@@ -109,7 +110,7 @@ def training_curve(manifests: Mapping[str, Mapping], *, logy: bool = True):
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     for i, (label, manifest) in enumerate(manifests.items()):
         curve = manifest["curve"]
-        ax.plot(curve["step"], curve["loss"], color=_FALLBACK[i % len(_FALLBACK)] if i else "#000000", label=label)
+        ax.plot(curve["step"], curve["loss"], color=_CURVE_COLORS[i % len(_CURVE_COLORS)], label=label)
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel("training step")

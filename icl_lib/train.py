@@ -73,6 +73,7 @@ class TrainConfig:
     eval_size: int = 4096  # prompts in the final evaluation (drawn with seed + 1)
     description: str = ""  # what the preset is for
     init_from: str = ""  # preset whose committed checkpoint initialises the weights ("" = random init)
+    cosine_decay: bool = False  # anneal the learning rate from lr to 0 along a cosine (else constant)
 
     def __post_init__(self):
         check_positive_int("steps", self.steps)
@@ -114,10 +115,11 @@ PRESETS: dict[str, TrainConfig] = {
             dims=Curriculum.constant(5),
             points=Curriculum.constant(21),
             noise_std=0.5,
-            steps=4_000,
+            steps=8_000,
             lr=3e-4,
             seed=1,
             init_from="overview_noiseless",
+            cosine_decay=True,
             description="Chapter 1: d = 5, label noise sigma = 0.5, 21 points; warm start from overview_noiseless (book preset, CPU).",
         ),
         TrainConfig(
@@ -156,17 +158,19 @@ def error_by_context_size(model: ICLTransformer, xs, ys) -> torch.Tensor:
 
 
 def fit(model, loss_fn, *, steps: int, lr: float, log_every: int = 100, desc: str = "",
-        progress: bool = True, grad_clip: float | None = None, on_log=None) -> dict:
+        progress: bool = True, grad_clip: float | None = None, on_log=None, cosine_decay: bool = False) -> dict:
     """The book's one training loop: Adam on ``loss_fn(step) -> scalar tensor`` for ``steps`` steps.
 
     ``loss_fn`` draws its own fresh batch for the step (from a generator the caller seeded), so
     the loop itself has no randomness. Returns the training curve ``{"step": [...], "loss": [...]}``
     with the mean loss over each ``log_every`` steps; ``on_log(step, curve)`` may add columns.
+    ``cosine_decay`` anneals the learning rate to 0 over the run (for a precise final model).
     Used by :func:`train` and by chapters that train small models at build time.
     """
     check_positive_int("steps", steps)
     check_positive_int("log_every", log_every)
     optimiser = torch.optim.Adam(model.parameters(), lr=check_real("lr", lr, minimum=0.0, strict=True))
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=steps) if cosine_decay else None
     curve = {"step": [], "loss": []}
     running = 0.0
     bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=2.0)
@@ -178,6 +182,8 @@ def fit(model, loss_fn, *, steps: int, lr: float, log_every: int = 100, desc: st
         if grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         optimiser.step()
+        if schedule is not None:
+            schedule.step()
         running += loss.item()
         if (step + 1) % log_every == 0:
             curve["step"].append(step + 1)
@@ -218,7 +224,7 @@ def train(config: TrainConfig, *, device=None, progress: bool = True, data_dir=N
 
     start = time.perf_counter()
     curve = fit(model, loss_fn, steps=config.steps, lr=config.lr, log_every=config.log_every,
-                desc=config.name, progress=progress, on_log=record_curriculum)
+                desc=config.name, progress=progress, on_log=record_curriculum, cosine_decay=config.cosine_decay)
     wall = time.perf_counter() - start
     test = linear_regression(
         config.eval_size, config.model.n_positions, config.model.n_dims,

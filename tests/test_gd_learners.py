@@ -11,15 +11,6 @@ from icl_lib.tasks import uniform_linear_regression
 F64 = torch.float64
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # These tensors are tiny: on a shared 2-core machine one thread is several times faster.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def prompt(B=6, N=8, d=4, seed=0):
     return uniform_linear_regression(B, N + 1, d, seed=seed, dtype=F64).prompt(N)[:3]
 
