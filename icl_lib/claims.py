@@ -45,7 +45,8 @@ def _fmt(x: float | None) -> str:
 
 
 class ClaimSet:
-    """The claims of one chapter.
+    """The claims of one chapter. ``at_most``, ``at_least`` and ``close_to`` record a claim and
+    return nothing (a notebook cell that ends with one prints no repr); ``claims[id]`` reads it back.
 
     Example::
 
@@ -62,7 +63,7 @@ class ClaimSet:
         self.chapter = chapter
         self.claims: list[Claim] = []
 
-    def _add(self, id, description, book, paper, tolerance, ok, citation, paper_note) -> Claim:
+    def _add(self, id, description, book, paper, tolerance, ok, citation, paper_note) -> None:
         if not isinstance(id, str) or not id.startswith(self.chapter + "."):
             raise ValueError(f"id: expected a string starting with '{self.chapter}.', got {id!r}")
         if any(c.id == id for c in self.claims):
@@ -77,27 +78,27 @@ class ClaimSet:
             citation=citation, paper_note=paper_note,
         )
         self.claims.append(claim)
-        return claim
 
-    def at_most(self, id, description, *, book, goal, paper=None, citation="", paper_note="") -> Claim:
+    def at_most(self, id, description, *, book, goal, paper=None, citation="", paper_note="") -> None:
         """Passes when ``book <= goal``."""
-        return self._add(id, description, book, paper, f"<= {_fmt(goal)}", float(book) <= goal, citation, paper_note)
+        self._add(id, description, book, paper, f"<= {_fmt(goal)}", float(book) <= goal, citation, paper_note)
 
-    def at_least(self, id, description, *, book, goal, paper=None, citation="", paper_note="") -> Claim:
+    def at_least(self, id, description, *, book, goal, paper=None, citation="", paper_note="") -> None:
         """Passes when ``book >= goal``."""
-        return self._add(id, description, book, paper, f">= {_fmt(goal)}", float(book) >= goal, citation, paper_note)
+        self._add(id, description, book, paper, f">= {_fmt(goal)}", float(book) >= goal, citation, paper_note)
 
-    def close_to(self, id, description, *, book, paper, rel_tol=None, abs_tol=None, citation="", paper_note="") -> Claim:
+    def close_to(self, id, description, *, book, paper, rel_tol=None, abs_tol=None, citation="", paper_note="") -> None:
         """Passes when ``|book - paper| <= rel_tol * |paper|`` (or ``<= abs_tol``)."""
         if (rel_tol is None) == (abs_tol is None):
             raise ValueError("rel_tol, abs_tol: expected exactly one of them, got "
                              f"rel_tol={rel_tol!r}, abs_tol={abs_tol!r}")
         gap = abs(float(book) - float(paper))
         if rel_tol is not None:
-            return self._add(id, description, book, paper, f"within {rel_tol:.0%} of the paper",
-                             gap <= rel_tol * abs(paper), citation, paper_note)
-        return self._add(id, description, book, paper, f"within {_fmt(abs_tol)} of the paper",
-                         gap <= abs_tol, citation, paper_note)
+            self._add(id, description, book, paper, f"within {rel_tol:.0%} of the paper",
+                      gap <= rel_tol * abs(paper), citation, paper_note)
+        else:
+            self._add(id, description, book, paper, f"within {_fmt(abs_tol)} of the paper",
+                      gap <= abs_tol, citation, paper_note)
 
     def __getitem__(self, id: str) -> Claim:
         for claim in self.claims:

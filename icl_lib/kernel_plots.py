@@ -47,7 +47,7 @@ def smoother_fit(xs: torch.Tensor, ys: torch.Tensor, temperature: float, *, trut
 
 def smoother_fits(xs, ys, temperatures: Sequence[float], *, truth=None):
     """Small multiples of :func:`smoother_fit`, one panel per temperature. Returns the Figure."""
-    fig, axes = plt.subplots(1, len(temperatures), figsize=(3.3 * len(temperatures), 3.6), sharey=True,
+    fig, axes = plt.subplots(1, len(temperatures), figsize=(min(10.0, 3.0 * len(temperatures)), 3.4), sharey=True,
                              layout="constrained")
     for ax, t in zip(np.atleast_1d(axes), temperatures):
         smoother_fit(xs, ys, t, truth=truth, ax=ax)

@@ -155,7 +155,7 @@ def matrix_panels(matrices: Mapping[str, object], *, cmap: str = "RdBu_r", share
         if a.ndim != 2:
             raise ValueError(f"matrices[{name!r}]: expected a 2-D array, got shape {a.shape}")
     vmax = max(float(np.abs(a).max()) for a in arrays.values())
-    fig, axes = plt.subplots(1, len(arrays), figsize=(3.2 * len(arrays), 3.0), squeeze=False)
+    fig, axes = plt.subplots(1, len(arrays), figsize=(min(10.0, 2.6 * len(arrays)), 2.8), squeeze=False)
     for ax, (name, a) in zip(axes[0], arrays.items()):
         v = vmax if shared_scale else float(np.abs(a).max())
         im = ax.imshow(a, cmap=cmap, vmin=-v, vmax=v)

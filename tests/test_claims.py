@@ -11,12 +11,18 @@ KEYS = {"id", "chapter", "description", "paper", "book", "tolerance", "verdict"}
 
 def test_verdicts_are_computed():
     c = ClaimSet("demo")
-    assert c.at_most("demo.a", "a", book=0.04, goal=0.05).verdict == "pass"
-    assert c.at_most("demo.b", "b", book=0.06, goal=0.05).verdict == "miss"
-    assert c.at_least("demo.c", "c", book=0.995, goal=0.99).verdict == "pass"
-    assert c.close_to("demo.d", "d", book=0.21, paper=0.2, rel_tol=0.1).verdict == "pass"
-    assert c.close_to("demo.e", "e", book=0.25, paper=0.2, rel_tol=0.1).verdict == "miss"
-    assert c.close_to("demo.f", "f", book=1e-12, paper=0.0, abs_tol=1e-10).verdict == "pass"
+    c.at_most("demo.a", "a", book=0.04, goal=0.05)
+    assert c["demo.a"].verdict == "pass"
+    c.at_most("demo.b", "b", book=0.06, goal=0.05)
+    assert c["demo.b"].verdict == "miss"
+    c.at_least("demo.c", "c", book=0.995, goal=0.99)
+    assert c["demo.c"].verdict == "pass"
+    c.close_to("demo.d", "d", book=0.21, paper=0.2, rel_tol=0.1)
+    assert c["demo.d"].verdict == "pass"
+    c.close_to("demo.e", "e", book=0.25, paper=0.2, rel_tol=0.1)
+    assert c["demo.e"].verdict == "miss"
+    c.close_to("demo.f", "f", book=1e-12, paper=0.0, abs_tol=1e-10)
+    assert c["demo.f"].verdict == "pass"
 
 
 def test_save_and_load_roundtrip(tmp_path):
