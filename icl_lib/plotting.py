@@ -22,6 +22,7 @@ LEARNER_COLORS = {
     "3-nn": "#CC79A7",
     "knn": "#CC79A7",
     "zero": "#999999",
+    "seed": "#882255",  # the seed notes' estimators (chapter 1)
 }
 _FALLBACK = ["#56B4E9", "#882255", "#44AA99", "#117733", "#332288", "#F0E442"]
 _CURVE_COLORS = ["#000000", "#D55E00", "#0072B2", "#009E73", "#CC79A7"]  # training curves, in order
