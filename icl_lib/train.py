@@ -303,17 +303,39 @@ def load_or_train(name: str, *, retrain: bool = False, data_dir=None, progress: 
     return load_checkpoint(name, data_dir)
 
 
+def _other_trainers() -> dict:
+    """Presets of the other model kinds, each trained by its own module: name -> (module, takes a name)."""
+    from . import contextual, kernel_classifier, lsa  # imported here: they import this module
+
+    trainers = {name: (lsa, True) for name in lsa.LSA_PRESETS}
+    trainers.update({name: (kernel_classifier, True) for name in kernel_classifier.PRESETS})
+    trainers[contextual.IMPLICIT_BOOK.name] = (contextual, False)
+    return trainers
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Train book presets and write their checkpoints.")
-    parser.add_argument("presets", nargs="*", help=f"preset names: {', '.join(sorted(PRESETS))}")
+    parser.add_argument("presets", nargs="*", help="preset names (none: list them all)")
     parser.add_argument("--data-dir", default=None, help="where to write (default: the repository's data/)")
     parser.add_argument("--list", action="store_true", help="list the presets and exit")
     args = parser.parse_args(argv)
+    others = _other_trainers()
     if args.list or not args.presets:
         for name, cfg in sorted(PRESETS.items()):
-            print(f"{name:24s} {cfg.steps:>8d} steps  {cfg.description}")
+            print(f"{name:26s} {cfg.steps:>8d} steps  {cfg.description}")
+        for name, (module, _) in sorted(others.items()):
+            print(f"{name:26s} trained by python -m {module.__name__}")
         return
+    unknown = [name for name in args.presets if name not in PRESETS and name not in others]
+    if unknown:
+        parser.error(f"presets: expected names from {sorted(PRESETS) + sorted(others)}, got {unknown}")
+    # One thread: the same weights whatever the machine's core count (and faster on a shared CPU).
+    torch.set_num_threads(1)
     for name in args.presets:
+        if name in others:
+            module, takes_name = others[name]
+            module.main(([name] if takes_name else []) + (["--data-dir", args.data_dir] if args.data_dir else []))
+            continue
         model, manifest = train(get_preset(name), device=get_device(), data_dir=args.data_dir)
         path = save_checkpoint(model, manifest, args.data_dir)
         print(f"{name}: {manifest['wall_seconds']} s, final loss {manifest['metrics']['final_train_loss']:.4f} -> {path}")

@@ -79,6 +79,12 @@ def test_committed_checkpoint_matches_manifest_and_preset(name):
         assert manifest["init_from"] is None
 
 
+def test_every_committed_checkpoint_has_a_training_command():
+    from icl_lib.train import _other_trainers
+
+    assert set(COMMITTED) <= set(PRESETS) | set(_other_trainers())
+
+
 def test_the_chapter_checkpoints_are_committed():
     assert {"overview_noiseless", "overview_noisy"} <= set(COMMITTED)
 
