@@ -21,7 +21,7 @@ import torch
 
 from ._checks import check_dtype, check_positive_int, check_real, check_tensor
 from .kernels import KERNELS, kernel_matrix
-from .tasks import make_generator
+from .tasks import make_generator, split_prompt
 
 
 def _check_sizes(batch_size, n_points, dim):
@@ -36,15 +36,6 @@ def sphere_inputs(batch_size: int, n_points: int, dim: int, *, seed=0, dtype: to
     check_dtype("dtype", dtype)
     z = torch.randn(batch_size, n_points, dim, generator=make_generator(seed), dtype=dtype)
     return z / z.norm(dim=-1, keepdim=True)
-
-
-def _cut(xs, ys, k):
-    check_positive_int("k", k, minimum=0)
-    if k >= xs.shape[1]:
-        raise ValueError(
-            f"k: expected a context size below n_points = {xs.shape[1]} (the query needs one more point), got {k}"
-        )
-    return xs[:, :k], ys[:, :k], xs[:, k], ys[:, k]
 
 
 def psd_projection(cov: torch.Tensor) -> torch.Tensor:
@@ -86,7 +77,7 @@ class KernelBatch:
 
     def prompt(self, k: int):
         """``(xs (B, k, d), ys (B, k), x_query (B, d), y_query (B,))``: ``k`` examples and the next point."""
-        return _cut(self.xs, self.ys, k)
+        return split_prompt(self.xs, self.ys, k)
 
     def bayes_prediction(self, k: int) -> torch.Tensor:
         """The posterior mean of ``y_k`` given the first ``k`` labels: ``(B,)``.
@@ -150,7 +141,7 @@ class ClassificationBatch:
 
     def prompt(self, k: int):
         """``(xs (B, k, d), ys (B, k), x_query (B, d), y_query (B,))``."""
-        return _cut(self.xs, self.ys, k)
+        return split_prompt(self.xs, self.ys, k)
 
 
 def sphere_classification(batch_size: int, n_points: int, dim: int = 5, kernel: str = "exp", *,

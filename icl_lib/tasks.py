@@ -27,6 +27,20 @@ def make_generator(seed) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+def split_prompt(xs: torch.Tensor, ys: torch.Tensor, k: int):
+    """Cut sequences ``xs (B, n, d)``, ``ys (B, n)`` at position ``k``: the first ``k`` examples and the query.
+
+    Returns ``(xs (B, k, d), ys (B, k), x_query (B, d), y_query (B,))``. Every batch type of the
+    book (regression, GP, classification prompts) cuts its prompts with this.
+    """
+    check_positive_int("k", k, minimum=0)
+    if k >= xs.shape[1]:
+        raise ValueError(
+            f"k: expected a context size below n_points = {xs.shape[1]} (the query needs one more point), got {k}"
+        )
+    return xs[:, :k], ys[:, :k], xs[:, k], ys[:, k]
+
+
 @dataclass(frozen=True)
 class RegressionBatch:
     """``B`` prompts of one regression task each.
@@ -56,13 +70,7 @@ class RegressionBatch:
 
         Returns ``(xs (B, k, d), ys (B, k), x_query (B, d), y_query (B,))``.
         """
-        check_positive_int("k", k, minimum=0)
-        if k >= self.n_points:
-            raise ValueError(
-                f"k: expected a context size below n_points = {self.n_points} "
-                f"(the query needs one more point), got {k}"
-            )
-        return self.xs[:, :k], self.ys[:, :k], self.xs[:, k], self.ys[:, k]
+        return split_prompt(self.xs, self.ys, k)
 
     def to(self, device=None, dtype=None) -> "RegressionBatch":
         """The same batch on another device or in another float dtype."""

@@ -26,6 +26,7 @@ from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
 from ._checks import check_positive_int, check_real
+from .evaluation import model_error_curve
 from .models import GARG_STANDARD, ICLTransformer, TransformerConfig
 from .paths import DATA_DIR
 from .tasks import linear_regression, make_generator
@@ -149,14 +150,6 @@ def get_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-@torch.no_grad()
-def error_by_context_size(model: ICLTransformer, xs, ys) -> torch.Tensor:
-    """Squared error of the model's prediction of ``y_{k+1}`` for every context size ``k``: shape ``(n,)``."""
-    model.eval()
-    pred = model(xs, ys)
-    return ((pred - ys) ** 2).mean(0)
-
-
 def fit(model, loss_fn, *, steps: int, lr: float, log_every: int = 100, desc: str = "",
         progress: bool = True, grad_clip: float | None = None, on_log=None, cosine_decay: bool = False) -> dict:
     """The book's one training loop: Adam on ``loss_fn(step) -> scalar tensor`` for ``steps`` steps.
@@ -230,7 +223,7 @@ def train(config: TrainConfig, *, device=None, progress: bool = True, data_dir=N
         config.eval_size, config.model.n_positions, config.model.n_dims,
         noise_std=config.noise_std, seed=config.seed + 1,
     ).to(device)
-    errors = error_by_context_size(model, test.xs, test.ys).cpu()
+    errors = model_error_curve(model, test, range(test.n_points), normalise=False).cpu()
     manifest = {
         "name": config.name,
         "init_from": {"preset": config.init_from, "sha256": init["sha256"]} if init else None,
