@@ -2,5 +2,7 @@
 
 :mod:`.curves`: error and accuracy against context size for any predictor;
 :mod:`.alignment`: how close a model is to a learner, and step-size searches;
+:mod:`.stability`: how far one replaced example moves a prediction;
+:mod:`.diversity`: models trained on task pools beside the Bayes predictors;
 :mod:`.attention`: attention read-outs and probes from a model's named activations.
 """

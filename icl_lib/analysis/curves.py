@@ -92,6 +92,29 @@ def error_curve(
     return errors / batch.dim if normalise else errors
 
 
+def excess_error_curve(
+    predictor, batch: PromptBatch, ks: Sequence[int], *, normalise: bool = True
+) -> torch.Tensor:
+    """Mean squared error against the noiseless target ``<w, x_k>``, per ``k``:
+    ``(len(ks),)``, float64.
+
+    With label noise ``sigma^2`` this is the error of :func:`error_curve` less its
+    floor ``sigma^2`` (exactly in expectation, and without the floor's sampling noise),
+    the excess risk over the Bayes-irreducible part. ``batch`` must keep its task
+    vectors ``w`` (a :class:`~icl_lib.tasks.RegressionBatch`).
+    """
+    if not hasattr(batch, "w"):
+        raise TypeError(
+            "batch: expected prompts that keep their task vectors w (a "
+            f"RegressionBatch), got {type(batch).__name__}"
+        )
+    ks = list(ks)
+    pred = predictions(predictor, batch, ks)
+    target = torch.einsum("bkd,bd->bk", batch.xs[:, ks], batch.w)
+    errors = ((pred - target) ** 2).double().mean(0).cpu()
+    return errors / batch.dim if normalise else errors
+
+
 def sign(values: torch.Tensor) -> torch.Tensor:
     """``+1`` where ``values >= 0``, else ``-1`` (a classifier's label from its
     score)."""

@@ -3,7 +3,8 @@
 
 :mod:`.linear` holds the linear learners (least squares, ridge, GD and its variants,
 Bayes), :mod:`.kernel` the kernel learners (Nadaraya-Watson, attention, kernel ridge,
-functional GD), :mod:`.risk` the closed-form expected errors of the linear ones.
+functional GD), :mod:`.pool` the Bayes predictor for a finite pool of
+tasks (dMMSE), :mod:`.risk` the closed-form expected errors of the linear ones.
 """
 
 from . import risk
@@ -27,6 +28,7 @@ from .linear import (
     preconditioned_gd,
     ridge,
 )
+from .pool import dmmse, pool_posterior
 
 __all__ = [
     "PosteriorPredictive",
@@ -34,6 +36,7 @@ __all__ = [
     "attention_regression_curve",
     "averaging",
     "bayes_posterior_predictive",
+    "dmmse",
     "functional_gd",
     "functional_gd_path",
     "gd",
@@ -43,6 +46,7 @@ __all__ = [
     "nadaraya_watson",
     "nadaraya_watson_weights",
     "ols",
+    "pool_posterior",
     "preconditioned_gd",
     "ridge",
     "risk",

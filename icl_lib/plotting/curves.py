@@ -281,3 +281,54 @@ def smoother_fit(xs, ys, grid, fit, *, truth=None, title: str = "", ax=None):
     ax.set(xlabel="x", ylabel="y")
     ax.set_title(title, fontsize=10)
     return fig
+
+
+def pool_size_curves(
+    pool_sizes: Sequence[float],
+    curves: Mapping[str, Sequence[float]],
+    *,
+    ylabel: str = "excess error / d",
+    title: str = "",
+    logy: bool = False,
+    ax=None,
+):
+    """Curves against the number of pretraining tasks ``M`` on a log2 axis; an
+    infinite ``M`` (``math.inf``) is drawn one step right of the largest finite one,
+    marked ``inf``. The transformer (a name starting with "transformer") in black."""
+    fig, ax = _axis(ax, (6.4, 3.8))
+    sizes = np.asarray(pool_sizes, dtype=float)
+    finite = np.isfinite(sizes)
+    if not finite.any():
+        raise ValueError("pool_sizes: expected at least one finite pool size")
+    x = np.where(finite, np.log2(np.where(finite, sizes, 1.0)), 0.0)
+    x[~finite] = x[finite].max() + 1.5
+    for i, (name, values) in enumerate(curves.items()):
+        values = np.asarray(values, dtype=float)
+        if values.shape != sizes.shape:
+            raise ValueError(
+                f"curves[{name!r}]: expected {sizes.shape[0]} values (one per M), got "
+                f"{values.shape}"
+            )
+        marker = "o" if _is_model(name) else "s"
+        ax.plot(
+            x[finite],
+            values[finite],
+            color=color_for(name, i),
+            marker=marker,
+            ms=4,
+            lw=2.2 if _is_model(name) else 1.6,
+            label=name,
+        )
+        if (~finite).any() and np.isfinite(values[~finite]).all():
+            ax.plot(x[~finite], values[~finite], marker, color=color_for(name, i), ms=6)
+    ticks = list(x[finite])
+    labels = [f"$2^{{{int(v)}}}$" if v == int(v) else f"{2**v:g}" for v in ticks]
+    if (~finite).any():
+        ticks.append(x[~finite][0])
+        labels.append("$\\infty$")
+    ax.set_xticks(ticks, labels, fontsize=8)
+    if logy:
+        ax.set_yscale("log")
+    ax.set(xlabel="pretraining tasks M", ylabel=ylabel, title=title)
+    ax.legend(fontsize=9)
+    return fig

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 import torch
 
 from .._checks import check_positive_int, check_real
-from ..analysis.curves import accuracy_curve, error_curve
+from ..analysis.curves import accuracy_curve, error_curve, excess_error_curve
 from .checkpoints import MANIFEST_KEYS
 from .loop import fit
 from .losses import LOSSES
 
 METRICS = ("error_by_k", "accuracy_by_k", "query_loss")
+MONITOR_PROMPTS = 1024  # prompts per monitored set (sampler.monitor_batches)
 
 
 @dataclass(frozen=True)
@@ -132,9 +133,19 @@ def train_preset(preset: Preset, *, init=None, device=None, progress: bool = Tru
             model, preset.task.sample(preset.batch_size, step, gen).to(device=device)
         )
 
+    # Samplers with monitor_batches (pool and fresh tasks) add the model's mean
+    # excess error / d on each set of prompts to the curve.
+    monitors = {}
+    if hasattr(preset.task, "monitor_batches"):
+        monitors = preset.task.monitor_batches(MONITOR_PROMPTS, preset.seed + 2)
+        monitors = {key: batch.to(device=device) for key, batch in monitors.items()}
+
     def record_state(step, curve):
         for key, value in preset.task.state(step).items():
             curve.setdefault(key, []).append(value)
+        for key, batch in monitors.items():
+            error = excess_error_curve(model, batch, range(batch.n_points)).mean()
+            curve.setdefault(f"{key}_error", []).append(round(error.item(), 6))
 
     start = time.perf_counter()
     curve = fit(

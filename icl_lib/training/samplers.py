@@ -15,7 +15,12 @@ import torch
 
 from .._checks import check_positive_int, check_real
 from ..prompts import PromptBatch
-from ..tasks import linear_regression, sphere_classification, uniform_linear_regression
+from ..tasks import (
+    TaskPool,
+    linear_regression,
+    sphere_classification,
+    uniform_linear_regression,
+)
 from .loop import Curriculum
 
 INPUTS = ("gaussian", "uniform")
@@ -119,3 +124,70 @@ class SphereClassificationPrompts:
 
     def to_dict(self) -> dict:
         return {"type": type(self).__name__, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class TaskPoolPrompts:
+    """Noisy linear regression prompts whose task is drawn from a fixed pool of
+    ``n_tasks`` vectors ``w ~ N(0, I_d)`` (Raventos et al. 2023); ``n_tasks = None``
+    draws a fresh ``w`` for every prompt (an infinite pool).
+
+    The pool is fixed by ``pool_seed`` (:meth:`pool`), so a checkpoint's manifest
+    names it exactly. :meth:`monitor_batches` gives the prompts whose error the
+    training curve tracks: tasks from the pool and fresh tasks (chapter 3).
+    """
+
+    dim: int  # input dimension d
+    n_points: int  # examples per prompt (the model predicts every one of them)
+    noise_std: float  # label noise sigma
+    n_tasks: int | None  # pool size M (None: an infinite pool)
+    pool_seed: int = 0  # the seed that draws the pool
+
+    def __post_init__(self):
+        check_positive_int("dim", self.dim)
+        check_positive_int("n_points", self.n_points)
+        check_real("noise_std", self.noise_std, minimum=0.0)
+        if self.n_tasks is not None:
+            check_positive_int("n_tasks", self.n_tasks)
+        check_positive_int("pool_seed", self.pool_seed, minimum=0)
+
+    def pool(self) -> TaskPool | None:
+        """The pool of task vectors (``None`` for an infinite pool)."""
+        if self.n_tasks is None:
+            return None
+        return TaskPool(self.n_tasks, self.dim, seed=self.pool_seed)
+
+    def _draw(self, pool, batch_size, seed) -> PromptBatch:
+        if pool is None:
+            return linear_regression(
+                batch_size, self.n_points, self.dim, noise_std=self.noise_std, seed=seed
+            )
+        return pool.sample(
+            batch_size, self.n_points, noise_std=self.noise_std, seed=seed
+        )
+
+    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        return self._draw(self._cached_pool(), batch_size, gen)
+
+    def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        """Prompts on tasks from the pool (fresh tasks for an infinite pool)."""
+        return self._draw(self.pool(), size, seed)
+
+    def monitor_batches(self, size: int, seed: int) -> dict[str, PromptBatch]:
+        """``{"pool": prompts on pool tasks, "fresh": prompts on new tasks}``."""
+        return {
+            "pool": self._draw(self.pool(), size, seed),
+            "fresh": self._draw(None, size, seed),
+        }
+
+    def state(self, step: int) -> dict:
+        return {}
+
+    def to_dict(self) -> dict:
+        return {"type": type(self).__name__, **asdict(self)}
+
+    def _cached_pool(self):
+        # Drawn once per sampler: ``sample`` runs at every training step.
+        if "_pool" not in self.__dict__:
+            object.__setattr__(self, "_pool", self.pool())
+        return self.__dict__["_pool"]

@@ -1,0 +1,163 @@
+"""Task diversity (Raventos et al. 2023): a model trained on a pool of ``M`` tasks,
+measured on the pool's tasks and on fresh ones, beside the two Bayes predictors.
+
+:func:`pool_size_sweep` evaluates one trained model per pool size, and dMMSE (the
+posterior mean over the model's own pool) and ridge (the posterior mean for
+``w ~ N(0, I)``), on prompts of pool tasks and of fresh tasks. Errors are against the
+noiseless target, divided by ``d`` (excess error over the noise floor ``sigma^2``).
+:func:`transition_pool_size` locates the move from dMMSE to ridge. Chapter 3.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import check_positive_int, check_real
+from ..learners import dmmse, ridge
+from ..tasks import TaskPool, linear_regression
+from .curves import excess_error_curve
+
+SERIES = ("transformer", "dMMSE", "ridge")
+TASKS = ("pool", "fresh")
+
+
+@dataclass(frozen=True)
+class PoolSweep:
+    """Excess error / d per pool size and context size.
+
+    Attributes:
+        pool_sizes: ``M`` per row, ``math.inf`` for an infinite pool.
+        errors: ``(series, tasks) -> (len(pool_sizes), n_points)`` arrays, series in
+            :data:`SERIES`, tasks in :data:`TASKS`. dMMSE is NaN for an infinite
+            pool (there it is ridge).
+    """
+
+    pool_sizes: tuple
+    errors: dict
+
+    def mean(self, series: str, tasks: str) -> np.ndarray:
+        """The error averaged over context sizes (the training loss's average), per
+        ``M``."""
+        return self.errors[self._key(series, tasks)].mean(axis=1)
+
+    def position_curves(self, n_tasks, tasks: str) -> dict[str, np.ndarray]:
+        """``series -> error per context size`` at pool size ``n_tasks``."""
+        if n_tasks not in self.pool_sizes:
+            raise ValueError(
+                f"n_tasks: expected one of {self.pool_sizes}, got {n_tasks!r}"
+            )
+        row = self.pool_sizes.index(n_tasks)
+        return {s: self.errors[self._key(s, tasks)][row] for s in SERIES}
+
+    def transfer_gap(self) -> np.ndarray:
+        """The model's fresh-task minus pool-task error, per ``M``."""
+        return self.mean("transformer", "fresh") - self.mean("transformer", "pool")
+
+    def _key(self, series, tasks):
+        if series not in SERIES or tasks not in TASKS:
+            raise ValueError(
+                f"series, tasks: expected one of {SERIES} and one of {TASKS}, got "
+                f"{series!r}, {tasks!r}"
+            )
+        return series, tasks
+
+
+def pool_size_sweep(
+    entries: Sequence[tuple],
+    *,
+    dim: int,
+    n_points: int,
+    noise_std: float,
+    n_prompts: int = 1024,
+    seed: int = 1000,
+) -> PoolSweep:
+    """Evaluate one model per pool on pool tasks and on fresh tasks.
+
+    Args:
+        entries: ``(pool, model)`` pairs, ``pool`` a :class:`~icl_lib.tasks.TaskPool`
+            or ``None`` for an infinite pool, ``model`` anything with ``predict``.
+        dim: input dimension ``d`` (the pools' too).
+        n_points: examples per prompt; errors are reported for every context size
+            ``0..n_points - 1``.
+        noise_std: the label noise ``sigma`` of training; ridge uses
+            ``lam = sigma^2``.
+        n_prompts: prompts per set.
+        seed: the fresh-task prompts' seed (the same prompts for every pool); the
+            pool-task prompts use ``seed + 1``. It must differ from the seed that drew
+            the pools: prompts drawn with a pool's seed start with the pool's tasks.
+    """
+    check_positive_int("dim", dim)
+    check_positive_int("n_points", n_points)
+    sigma = check_real("noise_std", noise_std, minimum=0.0, strict=True)
+    check_positive_int("n_prompts", n_prompts)
+    if not entries:
+        raise ValueError("entries: expected at least one (pool, model) pair, got none")
+    ks = range(n_points)
+    fresh = linear_regression(n_prompts, n_points, dim, noise_std=sigma, seed=seed)
+    ridge_fn = functools.partial(ridge, lam=sigma**2)
+    rows = {(s, t): [] for s in SERIES for t in TASKS}
+    sizes = []
+    for pool, model in entries:
+        if pool is not None and not isinstance(pool, TaskPool):
+            raise TypeError(
+                f"entries: expected (TaskPool or None, model) pairs, got a "
+                f"{type(pool).__name__}"
+            )
+        if pool is not None and pool.dim != dim:
+            raise ValueError(f"entries: expected pools of dim = {dim}, got {pool.dim}")
+        sets = {"fresh": fresh}
+        sets["pool"] = (
+            pool.sample(n_prompts, n_points, noise_std=sigma, seed=seed + 1)
+            if pool is not None
+            else fresh
+        )
+        sizes.append(math.inf if pool is None else pool.n_tasks)
+        for tasks, batch in sets.items():
+            rows["transformer", tasks].append(excess_error_curve(model, batch, ks))
+            rows["ridge", tasks].append(excess_error_curve(ridge_fn, batch, ks))
+            if pool is None:
+                rows["dMMSE", tasks].append(np.full(n_points, np.nan))
+                continue
+            bayes = functools.partial(dmmse, pool=pool.weights, noise_std=sigma)
+            rows["dMMSE", tasks].append(excess_error_curve(bayes, batch, ks))
+    errors = {
+        key: np.stack([np.asarray(r) for r in value]) for key, value in rows.items()
+    }
+    return PoolSweep(tuple(sizes), errors)
+
+
+def crossover_position(sweep: PoolSweep) -> np.ndarray:
+    """``t(M) = (dMMSE(M) - model(M)) / (dMMSE(M) - ridge)`` on fresh tasks, per
+    finite ``M``: 0 where the model does as dMMSE, 1 where it does as ridge.
+
+    Ill-conditioned at large ``M``, where dMMSE itself approaches ridge.
+    """
+    finite = np.isfinite(np.asarray(sweep.pool_sizes, dtype=float))
+    model = sweep.mean("transformer", "fresh")[finite]
+    bayes = sweep.mean("dMMSE", "fresh")[finite]
+    return (bayes - model) / (bayes - sweep.mean("ridge", "fresh")[finite])
+
+
+def transition_pool_size(sweep: PoolSweep) -> float:
+    """The pool size at which the model's fresh-task error is half-way from dMMSE's to
+    ridge's.
+
+    With ``t(M)`` of :func:`crossover_position`, the first ``M`` where ``t`` reaches
+    ``1/2``, interpolated linearly in ``log2 M`` between the finite pool sizes on either
+    side. NaN if ``t`` never reaches ``1/2`` or starts above it.
+    """
+    sizes = np.asarray(sweep.pool_sizes, dtype=float)
+    finite = np.isfinite(sizes)
+    t = crossover_position(sweep)
+    log_m = np.log2(sizes[finite])
+    above = np.nonzero(t >= 0.5)[0]
+    if above.size == 0 or above[0] == 0:
+        return math.nan
+    i = above[0]
+    frac = (0.5 - t[i - 1]) / (t[i] - t[i - 1])
+    return float(2 ** (log_m[i - 1] + frac * (log_m[i] - log_m[i - 1])))

@@ -1,0 +1,88 @@
+"""Presets of chapter 3 (stability and generalisation): Raventos et al. (2023)'s
+task-diversity sweep, scaled to a CPU.
+
+One model per pool size ``M``: noisy linear regression with ``D = 5`` inputs, ``K = 10``
+examples per prompt (the loss averages the prediction of every one of them), label
+noise ``sigma^2 = 0.25``, tasks drawn from a fixed pool of ``M`` vectors ``w ~ N(0, I)``
+or, for ``pool_inf``, fresh for every prompt. The model is their small one (4 layers,
+width 64, 2 heads); every preset shares the initialisation and the training prompts'
+seed, so the pool size is the only difference.
+"""
+
+from __future__ import annotations
+
+from ..models.gpt import TransformerConfig
+from ..training.checkpoints import load_weights
+from ..training.preset import Preset
+from ..training.samplers import TaskPoolPrompts
+
+DIM = 5
+N_POINTS = 10
+NOISE_STD = 0.5
+STEPS = 15_000
+BATCH_SIZE = 256  # Raventos et al.'s batch size
+POOL_SIZES = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096)
+MODEL = TransformerConfig(
+    n_dims=DIM, n_positions=N_POINTS, n_embd=64, n_layer=4, n_head=2
+)
+
+
+def pool_preset_name(n_tasks: int | None) -> str:
+    """``stability_pool_<M>``, or ``stability_pool_inf`` for ``n_tasks = None``."""
+    return f"stability_pool_{'inf' if n_tasks is None else n_tasks}"
+
+
+def _pool(n_tasks: int | None) -> Preset:
+    size = "an infinite pool" if n_tasks is None else f"a pool of M = {n_tasks} tasks"
+    return Preset(
+        name=pool_preset_name(n_tasks),
+        chapter="03_stability",
+        description=f"D = 5, K = 10, sigma^2 = 0.25, {size} (book preset: about 8 "
+        "minutes on a GPU, 8 hours on one CPU core).",
+        model=MODEL,
+        task=TaskPoolPrompts(
+            dim=DIM, n_points=N_POINTS, noise_std=NOISE_STD, n_tasks=n_tasks
+        ),
+        loss="prefix_mse",
+        metric="error_by_k",
+        steps=STEPS,
+        batch_size=BATCH_SIZE,
+        lr=1e-3,
+        grad_clip=1.0,
+        cosine_decay=True,
+        log_every=250,
+    )
+
+
+PRESETS = tuple(_pool(m) for m in (*POOL_SIZES, None))
+
+
+def pool_models(data_dir=None) -> list[tuple]:
+    """``(pool, model)`` for every preset of the sweep, smallest pool first, the
+    infinite pool last (its pool is ``None``): what
+    :func:`icl_lib.analysis.diversity.pool_size_sweep` takes."""
+    return [(preset.task.pool(), _load(preset, data_dir)[0]) for preset in PRESETS]
+
+
+def transfer_gap_curves(data_dir=None) -> dict[str, dict]:
+    """Each run's fresh-task minus pool-task error / d during training, against the
+    number of training prompts: ``"M = ..." -> {"step": prompts, "loss": gap}`` (the
+    layout of :func:`icl_lib.plotting.training_curves`)."""
+    curves = {}
+    for preset in PRESETS[:-1]:  # an infinite pool has no gap
+        curve = _load(preset, data_dir)[1]["curve"]
+        curves[f"M = {preset.task.n_tasks}"] = {
+            "step": [s * preset.batch_size for s in curve["step"]],
+            "loss": [
+                f - p
+                for f, p in zip(curve["fresh_error"], curve["pool_error"], strict=True)
+            ],
+        }
+    return curves
+
+
+def _load(preset: Preset, data_dir) -> tuple:
+    # What the registry's load_checkpoint does; the registry imports this module.
+    model = preset.build()
+    manifest = load_weights(model, preset.name, preset.to_dict(), data_dir)
+    return model.eval(), manifest
