@@ -7,6 +7,7 @@ asked, so a chapter runs wherever the package is installed.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from IPython.display import display as _show
 
@@ -26,6 +27,8 @@ def glue(name: str, value, display: bool = True) -> None:
     ``display``."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"name: expected a non-empty string, got {name!r}")
+    if isinstance(value, np.generic):  # np.float64(0.5) would reach the page as text
+        value = value.item()
     if _myst_glue is not None:
         _myst_glue(name, value, display=display)
         return

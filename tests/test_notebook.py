@@ -1,5 +1,6 @@
 """The chapters' setup and glue work wherever the package is installed."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -22,6 +23,9 @@ def test_glue_in_a_book_build_is_myst_nbs(monkeypatch):
     monkeypatch.setattr(notebook, "_myst_glue", lambda *a, **k: calls.append((a, k)))
     notebook.glue("x", 2.0, display=False)
     assert calls == [(("x", 2.0), {"display": False})]
+    # A numpy scalar reaches myst-nb as a Python number: its repr would not format.
+    notebook.glue("y", np.float64(0.5), display=False)
+    assert calls[-1][0] == ("y", 0.5) and type(calls[-1][0][1]) is float
 
 
 def test_setup_notebook_fixes_seed_and_threads():

@@ -96,9 +96,10 @@ def training_curves(
     logy: bool = True,
     title: str = "",
     ylabel: str = "training loss",
+    xlabel: str = "training step",
     ax=None,
 ):
-    """Training loss against step, one line per run:
+    """Training loss (or any logged quantity) against step, one line per run:
     ``label -> {"step": [...], "loss": [...]}``."""
     fig, ax = _axis(ax, (6.4, 3.6))
     for i, (label, curve) in enumerate(curves.items()):
@@ -110,7 +111,7 @@ def training_curves(
         )
     if logy:
         ax.set_yscale("log")
-    ax.set(xlabel="training step", ylabel=ylabel, title=title)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9)
     return fig
 

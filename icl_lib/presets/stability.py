@@ -64,12 +64,18 @@ def pool_models(data_dir=None) -> list[tuple]:
     return [(preset.task.pool(), _load(preset, data_dir)[0]) for preset in PRESETS]
 
 
-def transfer_gap_curves(data_dir=None) -> dict[str, dict]:
-    """Each run's fresh-task minus pool-task error / d during training, against the
-    number of training prompts: ``"M = ..." -> {"step": prompts, "loss": gap}`` (the
-    layout of :func:`icl_lib.plotting.training_curves`)."""
+def transfer_gap_curves(pool_sizes=POOL_SIZES, data_dir=None) -> dict[str, dict]:
+    """The fresh-task minus pool-task error / d during training of the runs with these
+    (finite) pool sizes, against the number of training prompts:
+    ``"M = ..." -> {"step": prompts, "loss": gap}`` (the layout of
+    :func:`icl_lib.plotting.training_curves`)."""
+    unknown = sorted(set(pool_sizes) - set(POOL_SIZES))
+    if unknown:
+        raise ValueError(f"pool_sizes: expected sizes from {POOL_SIZES}, got {unknown}")
     curves = {}
-    for preset in PRESETS[:-1]:  # an infinite pool has no gap
+    for preset in PRESETS:
+        if preset.task.n_tasks not in pool_sizes:
+            continue
         curve = _load(preset, data_dir)[1]["curve"]
         curves[f"M = {preset.task.n_tasks}"] = {
             "step": [s * preset.batch_size for s in curve["step"]],
