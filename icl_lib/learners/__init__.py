@@ -2,12 +2,20 @@
 ``f(xs (B, N, d), ys (B, N), x_query (B, d)) -> (B,)``.
 
 :mod:`.linear` holds the linear learners (least squares, ridge, GD and its variants,
-Bayes), :mod:`.kernel` the kernel learners (Nadaraya-Watson, attention, kernel ridge,
+Bayes), :mod:`.bayes` the exact Bayes learners for Gaussian and Gaussian-mixture priors,
+:mod:`.kernel` the kernel learners (Nadaraya-Watson, attention, kernel ridge,
 functional GD), :mod:`.pool` the Bayes predictor for a finite pool of
 tasks (dMMSE), :mod:`.risk` the closed-form expected errors of the linear ones.
 """
 
 from . import risk
+from .bayes import (
+    gaussian_kl,
+    gaussian_posterior,
+    gaussian_posterior_mean,
+    mixture_posterior,
+    mixture_posterior_mean,
+)
 from .kernel import (
     attention_regression,
     attention_regression_curve,
@@ -39,10 +47,15 @@ __all__ = [
     "dmmse",
     "functional_gd",
     "functional_gd_path",
+    "gaussian_kl",
+    "gaussian_posterior",
+    "gaussian_posterior_mean",
     "gd",
     "gd_plus_plus",
     "kernel_ridge",
     "knn",
+    "mixture_posterior",
+    "mixture_posterior_mean",
     "nadaraya_watson",
     "nadaraya_watson_weights",
     "ols",

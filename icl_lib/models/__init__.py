@@ -5,7 +5,10 @@
   named activations;
 * :mod:`.lsa`: linear self-attention (chapter 2);
 * :mod:`.kernel_attention`: attention with a kernel non-linearity (chapter 8);
-* :mod:`.contextual`: contextual layers and blocks (chapter 7).
+* :mod:`.contextual`: contextual layers and blocks (chapter 7);
+* :mod:`.token_gpt`: a causal token transformer, a language model (chapter 4);
+* :mod:`.pfn`, :mod:`.posterior_net`: heads that output a predictive distribution or a
+  posterior over the task (chapter 4).
 
 Each family has a frozen config with ``build(seed)``, which is what a preset stores.
 """
@@ -19,15 +22,25 @@ from .contextual import (
 from .gpt import ICLTransformer, TransformerConfig
 from .kernel_attention import KernelAttentionICL
 from .lsa import LinearSelfAttention, LSAConfig
+from .pfn import BarDistribution, PredictiveConfig, PredictiveTransformer
+from .posterior_net import PosteriorConfig, PosteriorTransformer
+from .token_gpt import TokenTransformer, TokenTransformerConfig
 
 __all__ = [
+    "BarDistribution",
     "ContextualBlock",
     "ICLTransformer",
     "KernelAttentionICL",
     "LSAConfig",
     "LinearSelfAttention",
+    "PosteriorConfig",
+    "PosteriorTransformer",
+    "PredictiveConfig",
+    "PredictiveTransformer",
     "RegressionBlock",
     "RegressionBlockConfig",
+    "TokenTransformer",
+    "TokenTransformerConfig",
     "TransformerConfig",
     "make_block",
 ]

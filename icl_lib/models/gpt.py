@@ -134,17 +134,25 @@ class CausalSelfAttention(nn.Module):
 
 
 class Block(nn.Module):
-    """Pre-LayerNorm transformer block: ``h + attn(ln(h))`` then ``h + mlp(ln(h))``."""
+    """Pre-LayerNorm transformer block: ``h + attn(ln(h))`` then ``h + mlp(ln(h))``.
 
-    def __init__(self, config: TransformerConfig):
+    With ``mlp=False`` the block is attention only (no ``ln_2``, no ``mlp``): the
+    attention-only models of the mechanistic chapter.
+    """
+
+    def __init__(self, config: TransformerConfig, mlp: bool = True):
         super().__init__()
         self.ln_1 = nn.LayerNorm(config.n_embd)
         self.attn = CausalSelfAttention(config)
-        self.ln_2 = nn.LayerNorm(config.n_embd)
-        self.mlp = nn.Sequential(
-            nn.Linear(config.n_embd, 4 * config.n_embd),
-            nn.GELU(),
-            nn.Linear(4 * config.n_embd, config.n_embd),
+        self.ln_2 = nn.LayerNorm(config.n_embd) if mlp else None
+        self.mlp = (
+            nn.Sequential(
+                nn.Linear(config.n_embd, 4 * config.n_embd),
+                nn.GELU(),
+                nn.Linear(4 * config.n_embd, config.n_embd),
+            )
+            if mlp
+            else None
         )
 
     def forward(
@@ -155,7 +163,8 @@ class Block(nn.Module):
         h = h + self.attn(self.ln_1(h), cache, f"{prefix}attn.")
         if cache is not None:
             cache[f"{prefix}hook_resid_mid"] = h
-        h = h + self.mlp(self.ln_2(h))
+        if self.mlp is not None:
+            h = h + self.mlp(self.ln_2(h))
         if cache is not None:
             cache[f"{prefix}hook_resid_post"] = h
         return h
@@ -191,6 +200,13 @@ class ICLTransformer(nn.Module):
         With ``cache`` (a dict), every block records its activations in it (see the
         module doc).
         """
+        return self.read_out(self.hidden(xs, ys, cache=cache)).squeeze(-1)
+
+    def hidden(
+        self, xs: torch.Tensor, ys: torch.Tensor, *, cache: dict | None = None
+    ) -> torch.Tensor:
+        """The final (normalised) residual stream at the ``x`` tokens, ``(B, n, C)``:
+        what the read-out sees. Models with other heads (chapter 4) read it too."""
         B, n, d = check_sequences(xs, ys)
         if d > self.config.n_dims:
             raise ValueError(
@@ -207,8 +223,7 @@ class ICLTransformer(nn.Module):
         h = self.read_in(tokens) + self.wpe.weight[: 2 * n]  # (B, 2n, C)
         for layer, block in enumerate(self.blocks):
             h = block(h, cache, f"blocks.{layer}.")
-        out = self.read_out(self.ln_f(h)).squeeze(-1)  # (B, 2n)
-        return out[:, ::2]  # the predictions made at the x tokens, (B, n)
+        return self.ln_f(h)[:, ::2]  # the x tokens, where predictions are made
 
     def predict_prefixes(self, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
         """The prediction of every ``y_k`` from the ``k`` examples before it:
@@ -239,6 +254,21 @@ class ICLTransformer(nn.Module):
         """
         cache: dict = {}
         return self(xs, ys, cache=cache), cache
+
+    def load_backbone(self, parent: ICLTransformer) -> None:
+        """Copy every weight of ``parent`` except its read-out (a warm start for a
+        model with another head, chapter 4); the backbones must have one shape."""
+        state = {
+            name: value
+            for name, value in parent.state_dict().items()
+            if not name.startswith("read_out.")
+        }
+        missing, unexpected = self.load_state_dict(state, strict=False)
+        if unexpected or set(missing) != {"read_out.weight", "read_out.bias"}:
+            raise ValueError(
+                "parent: expected a backbone of the same shape, got missing "
+                f"{missing} and unexpected {unexpected} weights"
+            )
 
     def n_params(self) -> int:
         """Number of trainable parameters (no unused token table, unlike GPT-2's

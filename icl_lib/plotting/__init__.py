@@ -14,6 +14,7 @@ from .curves import (
     smoother_fit,
     training_curves,
 )
+from .distributions import calibration_plot, predictive_band
 from .heatmaps import annotated_heatmap, attention_map, heatmap_panels, matrix_panels
 from .panels import implicit_update_panels, small_multiples
 from .style import PALETTE, color_for, use_book_style
@@ -23,6 +24,7 @@ __all__ = [
     "accuracy_curves",
     "annotated_heatmap",
     "attention_map",
+    "calibration_plot",
     "color_for",
     "error_curves",
     "grouped_bars",
@@ -32,6 +34,7 @@ __all__ = [
     "matrix_panels",
     "pool_size_curves",
     "prediction_scatter",
+    "predictive_band",
     "small_multiples",
     "smoother_fit",
     "training_curves",

@@ -7,10 +7,14 @@ generator.
 
 from ..runtime import make_generator
 from .concepts import ConceptMixture
+from .hmm import ConceptPromptBatch, HMMConceptMixture, TokenBatch, forward_filter
 from .regression import (
+    MixtureRegressionBatch,
     RegressionBatch,
     TaskPool,
     linear_regression,
+    mixture_linear_regression,
+    mixture_prior,
     sparse_linear_regression,
     uniform_linear_regression,
 )
@@ -27,12 +31,19 @@ from .sphere import (
 __all__ = [
     "ClassificationBatch",
     "ConceptMixture",
+    "ConceptPromptBatch",
+    "HMMConceptMixture",
     "KernelBatch",
+    "MixtureRegressionBatch",
     "RegressionBatch",
     "TaskPool",
+    "TokenBatch",
+    "forward_filter",
     "gp_regression",
     "linear_regression",
     "make_generator",
+    "mixture_linear_regression",
+    "mixture_prior",
     "nearest_demonstrations",
     "psd_projection",
     "sparse_linear_regression",

@@ -211,3 +211,86 @@ class TaskPool:
         w = self.weights[idx]
         xs = torch.randn(batch_size, n_points, self.dim, generator=gen, dtype=w.dtype)
         return RegressionBatch(xs, _labels(xs, w, noise_std, gen), w, noise_std)
+
+
+@dataclass(frozen=True)
+class MixtureRegressionBatch(RegressionBatch):
+    """Regression prompts whose task vector comes from a Gaussian-mixture prior; also
+    keeps the component of each prompt, ``component (B,)`` (int64)."""
+
+    component: torch.Tensor
+
+
+def mixture_prior(dim: int, offset: float = 3.0):
+    """Panwar et al. (2024)'s two-component prior: ``w = (+-offset, v)`` with equal
+    weights, ``v ~ N(0, I_{d-1})`` and no variance in the first coordinate.
+
+    Returns ``(means (2, d), covs (2, d, d), weights (2,))`` in float64, the arguments
+    of :func:`mixture_linear_regression` and :func:`icl_lib.learners.mixture_posterior`.
+    """
+    check_positive_int("dim", dim, minimum=2)
+    offset = check_real("offset", offset, minimum=0.0, strict=True)
+    means = torch.zeros(2, dim, dtype=torch.float64)
+    means[:, 0] = torch.tensor([offset, -offset], dtype=torch.float64)
+    cov = torch.eye(dim, dtype=torch.float64)
+    cov[0, 0] = 0.0
+    return means, torch.stack((cov, cov)), torch.full((2,), 0.5, dtype=torch.float64)
+
+
+def mixture_linear_regression(
+    batch_size: int,
+    n_points: int,
+    *,
+    means: torch.Tensor,
+    covs: torch.Tensor,
+    weights: torch.Tensor,
+    noise_std: float = 0.0,
+    seed=0,
+    dtype: torch.dtype = torch.float32,
+) -> MixtureRegressionBatch:
+    """Linear regression prompts with ``w ~ sum_c weights[c] N(means[c], covs[c])``,
+    ``x ~ N(0, I)`` and ``y = <w, x> + sigma eps`` (Panwar et al. 2024; chapter 4).
+
+    Args:
+        means: ``(C, d)``; covs: ``(C, d, d)`` symmetric positive semi-definite;
+        weights: ``(C,)`` positive, summing to 1 (see :func:`mixture_prior`).
+    """
+    means = check_tensor("means", means, 2)
+    covs = check_tensor("covs", covs, 3)
+    weights = check_tensor("weights", weights, 1)
+    C, dim = means.shape
+    if tuple(covs.shape) != (C, dim, dim) or weights.shape[0] != C:
+        raise ValueError(
+            f"covs, weights: expected shapes {(C, dim, dim)} and ({C},) to match "
+            f"means {tuple(means.shape)}, got {tuple(covs.shape)} and "
+            f"{tuple(weights.shape)}"
+        )
+    if bool((weights <= 0).any()) or abs(weights.sum().item() - 1) > 1e-6:
+        raise ValueError(
+            f"weights: expected positive weights summing to 1, got {weights.tolist()}"
+        )
+    check_sizes(batch_size, n_points, dim)
+    noise_std = check_real("noise_std", noise_std, minimum=0.0)
+    check_dtype("dtype", dtype)
+    gen = make_generator(seed)
+    # Square roots by eigendecomposition: a singular covariance is allowed.
+    evals, evecs = torch.linalg.eigh(covs.to(torch.float64))
+    if bool((evals < -1e-9).any()):
+        raise ValueError(
+            "covs: expected positive semi-definite matrices, got an eigenvalue "
+            f"{evals.min().item():.3g}"
+        )
+    roots = evecs * evals.clamp(min=0).sqrt().unsqueeze(-2)  # (C, d, d), R R^T = S
+    component = torch.multinomial(
+        weights.to(torch.float64), batch_size, replacement=True, generator=gen
+    )
+    z = torch.randn(batch_size, dim, generator=gen, dtype=torch.float64)
+    w = (
+        means.to(torch.float64)[component]
+        + (roots[component] @ z.unsqueeze(-1))[..., 0]
+    )
+    w = w.to(dtype)
+    xs = _gaussian_inputs(batch_size, n_points, dim, None, gen, dtype)
+    return MixtureRegressionBatch(
+        xs, _labels(xs, w, noise_std, gen), w, noise_std, component
+    )

@@ -42,9 +42,33 @@ def prefix_logistic(model, batch: PromptBatch) -> torch.Tensor:
     return F.softplus(-batch.ys * model.predict_prefixes(batch.xs, batch.ys)).mean()
 
 
+def prefix_nll(model, batch: PromptBatch) -> torch.Tensor:
+    """Negative log-likelihood of every label under the predictive distribution a
+    model gives it from the examples before it (``model.log_predictive``), averaged:
+    the loss of a prior-data fitted network (Müller et al. 2022)."""
+    return -model.log_predictive(batch.xs, batch.ys).mean()
+
+
+def posterior_nll(model, batch: PromptBatch) -> torch.Tensor:
+    """``-log q(w | first k examples)``, averaged over prompts and ``k``
+    (``model.posterior_log_prob``; the batch keeps its task vectors ``w``)."""
+    return -model.posterior_log_prob(batch.xs, batch.ys, batch.w).mean()
+
+
+def next_token_ce(model, batch) -> torch.Tensor:
+    """Mean next-token cross-entropy of a causal token model over every position of
+    ``batch.tokens (B, T)``: the model reads ``x_0..x_{T-2}`` and predicts
+    ``x_1..x_{T-1}`` (the pretraining loss of Xie et al.'s GPT-2; chapter 4)."""
+    logits = model(batch.tokens[:, :-1])  # (B, T - 1, V)
+    return F.cross_entropy(logits.flatten(0, 1), batch.tokens[:, 1:].flatten())
+
+
 LOSSES = {
     "query_mse": query_mse,
     "query_half_mse": query_half_mse,
     "prefix_mse": prefix_mse,
     "prefix_logistic": prefix_logistic,
+    "prefix_nll": prefix_nll,
+    "posterior_nll": posterior_nll,
+    "next_token_ce": next_token_ce,
 }

@@ -124,7 +124,11 @@ def train_preset(preset: Preset, *, init=None, device=None, progress: bool = Tru
     device = torch.device(device) if device is not None else torch.device("cpu")
     model = preset.build().to(device)
     if init is not None:
-        model.load_state_dict(init[0].state_dict())
+        # A model with another head than its parent says how to start from it.
+        if hasattr(model, "warm_start"):
+            model.warm_start(init[0])
+        else:
+            model.load_state_dict(init[0].state_dict())
     gen = torch.Generator().manual_seed(preset.seed)
     loss = LOSSES[preset.loss]
 

@@ -16,8 +16,12 @@ import torch
 from .._checks import check_positive_int, check_real
 from ..prompts import PromptBatch
 from ..tasks import (
+    HMMConceptMixture,
     TaskPool,
+    TokenBatch,
     linear_regression,
+    mixture_linear_regression,
+    mixture_prior,
     sphere_classification,
     uniform_linear_regression,
 )
@@ -127,6 +131,52 @@ class SphereClassificationPrompts:
 
 
 @dataclass(frozen=True)
+class MixturePriorPrompts:
+    """Linear regression prompts under Panwar et al. (2024)'s two-component prior
+    ``w = (+-offset, v)``, ``v ~ N(0, I_{d-1})`` (:func:`icl_lib.tasks.mixture_prior`;
+    chapter 4)."""
+
+    dim: int  # input dimension d
+    n_points: int  # points per prompt (the model predicts every one of them)
+    offset: float = 3.0  # the first coordinate of w is +offset or -offset
+    noise_std: float = 0.0  # label noise sigma
+
+    def __post_init__(self):
+        check_positive_int("dim", self.dim, minimum=2)
+        check_positive_int("n_points", self.n_points)
+        check_real("offset", self.offset, minimum=0.0, strict=True)
+        check_real("noise_std", self.noise_std, minimum=0.0)
+
+    def prior(self):
+        """``(means, covs, weights)`` of the prior (float64)."""
+        return mixture_prior(self.dim, self.offset)
+
+    def _draw(self, batch_size, seed):
+        means, covs, weights = self.prior()
+        return mixture_linear_regression(
+            batch_size,
+            self.n_points,
+            means=means,
+            covs=covs,
+            weights=weights,
+            noise_std=self.noise_std,
+            seed=seed,
+        )
+
+    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        return self._draw(batch_size, gen)
+
+    def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        return self._draw(size, seed)
+
+    def state(self, step: int) -> dict:
+        return {}
+
+    def to_dict(self) -> dict:
+        return {"type": type(self).__name__, **asdict(self)}
+
+
+@dataclass(frozen=True)
 class TaskPoolPrompts:
     """Noisy linear regression prompts whose task is drawn from a fixed pool of
     ``n_tasks`` vectors ``w ~ N(0, I_d)`` (Raventos et al. 2023); ``n_tasks = None``
@@ -191,3 +241,54 @@ class TaskPoolPrompts:
         if "_pool" not in self.__dict__:
             object.__setattr__(self, "_pool", self.pool())
         return self.__dict__["_pool"]
+
+
+@dataclass(frozen=True)
+class HMMDocuments:
+    """Pretraining documents of a GINC-like mixture of HMMs (Xie et al. 2022; chapter
+    4): batches (:class:`~icl_lib.tasks.TokenBatch`) of ``length`` tokens, one concept
+    per document.
+
+    Every document is a fresh draw from the start distribution (an endless stream, not
+    GINC's fixed 1000 documents). The mixture (:meth:`mixture`,
+    :class:`~icl_lib.tasks.HMMConceptMixture`) is fixed by the fields below and
+    ``mixture_seed``, so a checkpoint's manifest names it exactly. With the loss
+    ``next_token_ce`` a model reads ``length - 1`` tokens, so ``length`` is its
+    ``n_ctx + 1``.
+    """
+
+    length: int  # tokens per document
+    n_concepts: int = 5  # concepts (HMMs) in the mixture
+    n_entities: int = 5  # entities E
+    n_properties: int = 5  # properties S, the delimiter's included
+    vocab_size: int = 16  # tokens V, the delimiter's included
+    transition_temp: float = 0.1  # temperature of the permutation mixtures
+    start_temp: float = 10.0  # temperature of the start distribution's logits
+    entity_stay: float = 0.9  # weight of the identity in the entity chain
+    smoothing: float = 0.02  # weight of the uniform matrix mixed into both chains
+    delimiter_prob: float = 0.25  # p(delimiter next | a non-delimiter property)
+    mixture_seed: int = 0  # the seed that draws the mixture's parameters
+
+    def __post_init__(self):
+        check_positive_int("length", self.length, minimum=2)
+        self.mixture()  # checks the mixture's arguments
+
+    def mixture(self) -> HMMConceptMixture:
+        """The mixture of HMMs (built once per sampler)."""
+        if "_mixture" not in self.__dict__:
+            fields = {k: v for k, v in asdict(self).items() if k != "length"}
+            fields["seed"] = fields.pop("mixture_seed")
+            object.__setattr__(self, "_mixture", HMMConceptMixture(**fields))
+        return self.__dict__["_mixture"]
+
+    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> TokenBatch:
+        return self.mixture().sample_documents(batch_size, self.length, seed=gen)
+
+    def eval_batch(self, size: int, seed: int) -> TokenBatch:
+        return self.mixture().sample_documents(size, self.length, seed=seed)
+
+    def state(self, step: int) -> dict:
+        return {}
+
+    def to_dict(self) -> dict:
+        return {"type": type(self).__name__, **asdict(self)}

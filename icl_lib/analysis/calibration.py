@@ -1,0 +1,161 @@
+"""How good is a model's predictive distribution? Log-likelihood, calibration and
+coverage against the exact posterior predictive (chapter 4).
+
+The measurements take a model with ``predictive_params`` / ``log_density`` / ``cdf``
+(:class:`icl_lib.models.pfn.PredictiveTransformer`) and prompts of Bayesian linear
+regression, whose exact posterior predictive is Gaussian
+(:func:`icl_lib.learners.bayes_posterior_predictive`). Calibration is read from the
+probability integral transform ``u = F(y)`` of the held-out labels: under a calibrated
+predictive ``u`` is uniform, so the share of labels with ``u <= q`` is ``q`` for every
+level ``q``, and the central 90 % interval holds 90 % of them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+from .._checks import check_positive_int, check_prompt, check_real, check_tensor
+from ..learners import bayes_posterior_predictive
+from ..prompts import PromptBatch
+
+
+def _check_batch(batch):
+    if not isinstance(batch, PromptBatch):
+        raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
+
+
+def _check_pit(u):
+    if not isinstance(u, torch.Tensor) or not u.is_floating_point():
+        raise TypeError(f"u: expected a float tensor of PIT values, got {u!r:.60}")
+    if bool(((u < 0) | (u > 1)).any()):
+        raise ValueError("u: expected PIT values in [0, 1], got values outside")
+
+
+def exact_predictive(batch: PromptBatch, noise_std: float, prior_std: float = 1.0):
+    """Mean and variance ``(B, n)`` of the exact posterior predictive of every label
+    from the examples before it (``w ~ N(0, prior_std^2 I)``)."""
+    _check_batch(batch)
+    means, variances = [], []
+    for k in range(batch.n_points):
+        xs, ys, x_query, _ = batch.prompt(k)
+        post = bayes_posterior_predictive(
+            xs, ys, x_query, prior_std=prior_std, noise_std=noise_std
+        )
+        means.append(post.mean)
+        variances.append(post.var)
+    return torch.stack(means, 1), torch.stack(variances, 1)
+
+
+def gaussian_log_density(mean, var, y) -> torch.Tensor:
+    """``log N(y; mean, var)`` elementwise."""
+    return -0.5 * (torch.log(2 * math.pi * var) + (y - mean) ** 2 / var)
+
+
+def exact_nll_curve(batch: PromptBatch, noise_std: float) -> torch.Tensor:
+    """The exact posterior predictive's mean negative log-likelihood at every context
+    size ``k = 0..n-1``: ``(n,)`` (the smallest any predictor can have on average)."""
+    mean, var = exact_predictive(batch, noise_std)
+    return -gaussian_log_density(mean, var, batch.ys).mean(0)
+
+
+def nll_curve(model, batch: PromptBatch) -> torch.Tensor:
+    """A model's mean negative log-likelihood of the label at every context size:
+    ``(n,)``."""
+    _check_batch(batch)
+    with torch.no_grad():
+        return -model.eval().log_predictive(batch.xs, batch.ys).mean(0)
+
+
+def pit(model, batch: PromptBatch) -> torch.Tensor:
+    """The probability integral transform ``F_k(y_k)`` of every label under the
+    model's predictive from the examples before it: ``(B, n)``."""
+    _check_batch(batch)
+    with torch.no_grad():
+        params = model.eval().predictive_params(batch.xs, batch.ys)
+        return model.cdf(params, batch.ys)
+
+
+def exact_pit(batch: PromptBatch, noise_std: float) -> torch.Tensor:
+    """The same transform under the exact posterior predictive: ``(B, n)``."""
+    mean, var = exact_predictive(batch, noise_std)
+    return 0.5 * torch.erfc((mean - batch.ys) / torch.sqrt(2 * var))
+
+
+def coverage(u: torch.Tensor, level: float = 0.9) -> float:
+    """The share of labels inside the central ``level`` interval, from their PIT
+    values ``u`` (any shape): ``P((1 - level) / 2 < u < (1 + level) / 2)``."""
+    _check_pit(u)
+    level = check_real("level", level, minimum=0.0, strict=True)
+    if level >= 1:
+        raise ValueError(f"level: expected a number in (0, 1), got {level}")
+    lo, hi = (1 - level) / 2, (1 + level) / 2
+    return ((u > lo) & (u < hi)).double().mean().item()
+
+
+def calibration_curve(u: torch.Tensor, levels: Sequence[float]) -> torch.Tensor:
+    """The observed share of labels below each nominal quantile level ``q``:
+    ``P(u <= q)``, ``(len(levels),)``; the diagonal is perfect calibration."""
+    _check_pit(u)
+    q = torch.as_tensor(list(levels), dtype=torch.float64)
+    if q.ndim != 1 or bool(((q < 0) | (q > 1)).any()):
+        raise ValueError(f"levels: expected numbers in [0, 1], got {list(levels)}")
+    return (u.reshape(-1, 1).double() <= q).double().mean(0)
+
+
+def predictive_band(model, xs, ys, direction, ts, *, noise_std: float, z=1.645):
+    """The model's and the exact predictive along the line of queries ``t u``.
+
+    For one context ``xs (1, k, d)``, ``ys (1, k)`` and a direction ``u (d,)``, the
+    queries are ``t u`` for ``t`` in ``ts``. Returns a dict of ``(len(ts),)`` arrays:
+    ``model_mean``, ``model_lo``, ``model_hi`` (mean -+ ``z`` standard deviations; the
+    model must have a Gaussian head) and the same for ``exact_*``.
+    """
+    B, k, d = check_prompt(xs, ys, xs.new_zeros(xs.shape[0], xs.shape[2]))
+    if B != 1:
+        raise ValueError(f"xs: expected one context (B = 1), got B = {B}")
+    direction = check_tensor("direction", direction, 1).to(xs)
+    if direction.shape[0] != d:
+        raise ValueError(f"direction: expected {d} entries, got {direction.shape[0]}")
+    ts = torch.as_tensor(ts, dtype=xs.dtype)
+    check_positive_int("len(ts)", ts.numel())
+    queries = ts.unsqueeze(1) * direction  # (T, d)
+    T = queries.shape[0]
+    ctx_x, ctx_y = xs.expand(T, k, d), ys.expand(T, k)
+    full_x = torch.cat((ctx_x, queries.unsqueeze(1)), 1)
+    full_y = torch.cat((ctx_y, ctx_y.new_zeros(T, 1)), 1)
+    with torch.no_grad():
+        params = model.eval().predictive_params(full_x, full_y)[:, k]
+        mean, var = model.gaussian(params)
+    exact = bayes_posterior_predictive(ctx_x, ctx_y, queries, noise_std=noise_std)
+    out = {}
+    for name, m, v in (("model", mean, var), ("exact", exact.mean, exact.var)):
+        sd = v.sqrt()
+        out[f"{name}_mean"], out[f"{name}_lo"], out[f"{name}_hi"] = (
+            m,
+            m - z * sd,
+            m + z * sd,
+        )
+    return out
+
+
+def bucketed_exact_nll_curve(
+    batch: PromptBatch, noise_std: float, bars
+) -> torch.Tensor:
+    """The mean NLL at every context size of the best Riemann approximation of the
+    exact predictive: the bar distribution ``bars``
+    (:class:`icl_lib.models.pfn.BarDistribution`) whose bucket probabilities are the
+    exact predictive's masses of the buckets. Its excess over
+    :func:`exact_nll_curve` is what the buckets alone cost: ``(n,)``."""
+    mean, var = exact_predictive(batch, noise_std)
+    inner = bars.borders.to(mean)[1:-1]  # the tails take everything beyond
+    cdf = 0.5 * torch.erfc(
+        (mean.unsqueeze(-1) - inner) / torch.sqrt(2 * var).unsqueeze(-1)
+    )
+    edges = torch.cat(
+        (torch.zeros_like(cdf[..., :1]), cdf, torch.ones_like(cdf[..., :1])), -1
+    )
+    mass = (edges[..., 1:] - edges[..., :-1]).clamp(min=1e-300)
+    return -bars.log_density(mass.log(), batch.ys).mean(0)

@@ -1,0 +1,127 @@
+"""A model's posterior over the task, against the exact one (chapter 4).
+
+Two readings of "the model infers the task": a model that outputs a Gaussian over
+``w`` (:class:`icl_lib.models.posterior_net.PosteriorTransformer`) is compared with the
+exact Gaussian posterior by their KL divergence; a model that only predicts is probed
+for the task vector its predictions imply, as Panwar et al. (2024) do, and under a
+two-component mixture prior that vector gives the weight the model puts on each
+component.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .._checks import check_positive_int, check_real
+from ..learners.bayes import gaussian_kl, gaussian_posterior, mixture_posterior
+from ..prompts import PromptBatch
+from ..runtime import make_generator
+
+
+def _check_batch(batch, field):
+    if not isinstance(batch, PromptBatch) or not hasattr(batch, field):
+        raise TypeError(
+            f"batch: expected a PromptBatch with {field!r} (a regression sampler's), "
+            f"got {type(batch).__name__}"
+        )
+
+
+def posterior_kl_curve(
+    model, batch: PromptBatch, noise_std: float
+) -> dict[str, torch.Tensor]:
+    """``KL(exact posterior || model's)`` in nats after ``k = 0..n-1`` examples,
+    averaged over prompts, and its two parts: ``{"total", "mean", "covariance"}``,
+    each ``(n,)``.
+
+    ``mean`` is ``(mu_q - mu_p)^T Sigma_q^{-1} (mu_q - mu_p) / 2``, what the model's
+    posterior mean costs; ``covariance`` is the KL between the two Gaussians moved to
+    a common mean, what its covariance costs; they add up to ``total``. The exact
+    posterior is that of ``w ~ N(0, I)`` and label noise ``noise_std``
+    (:func:`icl_lib.learners.bayes.gaussian_posterior`), computed in float64.
+    """
+    _check_batch(batch, "w")
+    noise_std = check_real("noise_std", noise_std, minimum=0.0, strict=True)
+    with torch.no_grad():
+        mean, chol = model.eval().posterior(batch.xs, batch.ys)
+    mean, chol = mean.double(), chol.double()
+    xs, ys = batch.xs.double(), batch.ys.double()
+    d = xs.shape[2]
+    eye = torch.eye(d, dtype=torch.float64)
+    curves = {"total": [], "mean": [], "covariance": []}
+    for k in range(batch.n_points):
+        exact = gaussian_posterior(
+            xs[:, :k],
+            ys[:, :k],
+            prior_mean=torch.zeros(d, dtype=torch.float64),
+            prior_cov=eye,
+            noise_std=noise_std,
+        )
+        cov_q = chol[:, k] @ chol[:, k].transpose(1, 2)
+        total = gaussian_kl(exact.mean, exact.cov, mean[:, k], cov_q)
+        covariance = gaussian_kl(exact.mean, exact.cov, exact.mean, cov_q)
+        curves["total"].append(total.mean())
+        curves["covariance"].append(covariance.mean())
+        curves["mean"].append((total - covariance).mean())
+    return {name: torch.stack(values) for name, values in curves.items()}
+
+
+def implied_task_vectors(
+    model, batch: PromptBatch, ks, *, n_queries: int | None = None, seed=0
+) -> torch.Tensor:
+    """The task vector a model's predictions imply after ``k`` examples: ``(B, len(ks),
+    d)``.
+
+    For each context, the model predicts ``n_queries`` (default ``2d + 1``, as Panwar
+    et al.) Gaussian queries; the least-squares fit of those predictions on the
+    queries is the implied ``w_hat``. It is exact when the model's prediction is
+    linear in the query, as every Bayes predictor here is.
+    """
+    if not isinstance(batch, PromptBatch):
+        raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
+    B, n, d = batch.xs.shape
+    Q = check_positive_int("n_queries", n_queries or 2 * d + 1, minimum=d)
+    queries = torch.randn(Q, d, generator=make_generator(seed)).to(batch.xs)
+    out = []
+    with torch.no_grad():
+        for k in ks:
+            xs, ys, _, _ = batch.prompt(k)
+            rep_x = xs.repeat_interleave(Q, 0)  # (B Q, k, d)
+            rep_y = ys.repeat_interleave(Q, 0)
+            preds = model.eval().predict(rep_x, rep_y, queries.repeat(B, 1)).view(B, Q)
+            fit = torch.linalg.lstsq(queries.double(), preds.double().T).solution
+            out.append(fit.T)  # (B, d)
+    return torch.stack(out, 1)
+
+
+def component_weight_curves(
+    model, batch: PromptBatch, ks, *, means, covs, weights, noise_std: float, seed=0
+) -> dict[str, torch.Tensor]:
+    """The weight on the prompt's own component after ``k`` examples, exact and as the
+    model's predictions imply, averaged over prompts: ``{"exact", "model"}`` each
+    ``(len(ks),)``.
+
+    For a two-component prior whose components differ only in their mean's first
+    coordinate, ``+a`` or ``-a`` with no variance there (Panwar et al.'s, see
+    :func:`icl_lib.tasks.mixture_prior`), the Bayes predictor's task vector has first
+    coordinate ``a (2 beta_+ - 1)``; the model's implied first coordinate is read the
+    same way.
+    """
+    _check_batch(batch, "component")
+    means = means.double()
+    if means.shape[0] != 2 or not torch.allclose(means[0, 0], -means[1, 0]):
+        raise ValueError(
+            "means: expected two components with opposite first coordinates, got "
+            f"{means[:, 0].tolist()}"
+        )
+    a = means[0, 0]
+    implied = implied_task_vectors(model, batch, ks, seed=seed)[..., 0]  # (B, K)
+    own = torch.where(batch.component == 0, 1.0, -1.0).double().unsqueeze(1)
+    model_beta = (own * implied / a + 1) / 2  # weight on the prompt's own component
+    exact = []
+    for k in ks:
+        xs, ys, _, _ = batch.to(dtype=torch.float64).prompt(k)
+        beta = mixture_posterior(
+            xs, ys, means=means, covs=covs, weights=weights, noise_std=noise_std
+        ).weights
+        exact.append(beta.gather(1, batch.component.unsqueeze(1)).squeeze(1).mean())
+    return {"exact": torch.stack(exact), "model": model_beta.mean(0)}

@@ -1,0 +1,173 @@
+"""Exact Bayesian in-context learners for linear regression with Gaussian and
+Gaussian-mixture priors (chapter 4).
+
+For ``y = <w, x> + N(0, sigma^2)`` and a prior ``w ~ N(m, S)``, the ``k`` labels of a
+context are jointly Gaussian, ``y ~ N(X m, X S X^T + sigma^2 I)``, and conditioning
+gives the posterior in the *observation-space* form
+
+    G = X S X^T + sigma^2 I,   mean = m + S X^T G^{-1} (y - X m),
+    cov = S - S X^T G^{-1} X S,
+
+which needs no inverse of ``S``: a prior with a zero-variance coordinate (Panwar et
+al.'s mixture components) is allowed. For a mixture prior ``sum_c alpha_c N(m_c, S_c)``
+the posterior is the mixture of the components' posteriors with weights
+``beta_c ~ alpha_c N(y; X m_c, G_c)`` (Panwar et al. 2024), and the posterior mean is
+``sum_c beta_c mean_c``. With ``S_c = 0`` the components are points and the mixture
+posterior mean is Raventos et al.'s dMMSE (:func:`icl_lib.learners.dmmse`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from .._checks import check_prompt, check_real, check_sequences, check_tensor
+
+
+class GaussianPosterior(NamedTuple):
+    """``w | context ~ N(mean (B, d), cov (B, d, d))`` and the log evidence
+    ``log p(ys) (B,)``."""
+
+    mean: torch.Tensor
+    cov: torch.Tensor
+    log_evidence: torch.Tensor
+
+
+class MixturePosterior(NamedTuple):
+    """The posterior weights ``(B, C)`` of the components, their posterior means
+    ``(B, C, d)`` and the mixture's posterior mean ``(B, d)``."""
+
+    weights: torch.Tensor
+    means: torch.Tensor
+    mean: torch.Tensor
+
+
+def _prior(name, mean, cov, d, like):
+    mean = check_tensor(f"{name}_mean", mean, 1).to(like)
+    cov = check_tensor(f"{name}_cov", cov, 2).to(like)
+    if tuple(mean.shape) != (d,) or tuple(cov.shape) != (d, d):
+        raise ValueError(
+            f"{name}_mean, {name}_cov: expected shapes ({d},) and ({d}, {d}) for "
+            f"d = {d}, got {tuple(mean.shape)} and {tuple(cov.shape)}"
+        )
+    return mean, cov
+
+
+def gaussian_posterior(
+    xs, ys, *, prior_mean, prior_cov, noise_std: float
+) -> GaussianPosterior:
+    """The posterior of ``w`` under the prior ``N(prior_mean (d,), prior_cov (d, d))``
+    after the context ``xs (B, k, d)``, ``ys (B, k)`` (``k = 0`` allowed).
+
+    Args:
+        prior_cov: symmetric positive semi-definite (a singular one is allowed).
+        noise_std: the label noise ``sigma > 0``.
+    """
+    B, k, d = check_sequences(xs, ys)
+    m, S = _prior("prior", prior_mean, prior_cov, d, xs)
+    sigma = check_real("noise_std", noise_std, minimum=0.0, strict=True)
+    SX = S @ xs.transpose(1, 2)  # (B, d, k)
+    G = xs @ SX + sigma**2 * torch.eye(k, dtype=xs.dtype, device=xs.device)
+    chol = torch.linalg.cholesky(G)  # (B, k, k)
+    resid = (ys - xs @ m).unsqueeze(-1)  # (B, k, 1)
+    alpha = torch.cholesky_solve(resid, chol)  # G^{-1} (y - X m)
+    mean = m + (SX @ alpha).squeeze(-1)
+    cov = S - SX @ torch.cholesky_solve(SX.transpose(1, 2), chol)
+    log_det = 2 * chol.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    quad = (resid * alpha).sum((1, 2))
+    log_evidence = -0.5 * (quad + log_det + k * math.log(2 * math.pi))
+    return GaussianPosterior(mean, cov, log_evidence)
+
+
+def gaussian_posterior_mean(
+    xs, ys, x_query, *, prior_mean, prior_cov, noise_std: float
+) -> torch.Tensor:
+    """The Bayes prediction (squared loss) under the prior ``N(prior_mean,
+    prior_cov)``: ``<E[w | context], x_query>``, ``(B,)`` (:func:`gaussian_posterior`)."""
+    check_prompt(xs, ys, x_query)
+    post = gaussian_posterior(
+        xs, ys, prior_mean=prior_mean, prior_cov=prior_cov, noise_std=noise_std
+    )
+    return (post.mean * x_query).sum(-1)
+
+
+def mixture_posterior(
+    xs, ys, *, means, covs, weights, noise_std: float
+) -> MixturePosterior:
+    """The posterior under the mixture prior ``sum_c weights[c] N(means[c], covs[c])``.
+
+    Args:
+        xs, ys: the context ``(B, k, d)``, ``(B, k)``.
+        means: ``(C, d)``; covs: ``(C, d, d)``, each positive semi-definite;
+        weights: ``(C,)``, positive, summing to 1.
+        noise_std: the label noise ``sigma > 0``.
+    """
+    B, k, d = check_sequences(xs, ys)
+    means = check_tensor("means", means, 2)
+    covs = check_tensor("covs", covs, 3)
+    weights = check_tensor("weights", weights, 1).to(xs)
+    C = weights.shape[0]
+    if means.shape[0] != C or covs.shape[0] != C:
+        raise ValueError(
+            f"means, covs: expected {C} components (one per weight), got "
+            f"{means.shape[0]} means and {covs.shape[0]} covariances"
+        )
+    if bool((weights <= 0).any()) or abs(weights.sum().item() - 1) > 1e-6:
+        raise ValueError(
+            f"weights: expected positive weights summing to 1, got {weights.tolist()}"
+        )
+    parts = [
+        gaussian_posterior(
+            xs, ys, prior_mean=means[c], prior_cov=covs[c], noise_std=noise_std
+        )
+        for c in range(C)
+    ]
+    log_post = torch.stack([p.log_evidence for p in parts], 1) + weights.log()
+    beta = torch.softmax(log_post, dim=1)  # (B, C)
+    comp_means = torch.stack([p.mean for p in parts], 1)  # (B, C, d)
+    return MixturePosterior(beta, comp_means, (beta.unsqueeze(-1) * comp_means).sum(1))
+
+
+def mixture_posterior_mean(
+    xs, ys, x_query, *, means, covs, weights, noise_std: float
+) -> torch.Tensor:
+    """The Bayes prediction (squared loss) under a Gaussian-mixture prior: ``(B,)``,
+    ``<sum_c beta_c mean_c, x_query>`` (:func:`mixture_posterior`)."""
+    check_prompt(xs, ys, x_query)
+    post = mixture_posterior(
+        xs, ys, means=means, covs=covs, weights=weights, noise_std=noise_std
+    )
+    return (post.mean * x_query).sum(-1)
+
+
+def gaussian_kl(mean_p, cov_p, mean_q, cov_q) -> torch.Tensor:
+    """``KL(N(mean_p, cov_p) || N(mean_q, cov_q))`` in nats for batches of Gaussians:
+    means ``(..., d)``, covariances ``(..., d, d)`` positive definite; returns
+    ``(...)``."""
+    for name, value, extra in (
+        ("mean_p", mean_p, 0),
+        ("cov_p", cov_p, 1),
+        ("mean_q", mean_q, 0),
+        ("cov_q", cov_q, 1),
+    ):
+        if not isinstance(value, torch.Tensor) or value.ndim < 1 + extra:
+            raise TypeError(
+                f"{name}: expected a tensor with at least {1 + extra} dimensions, got "
+                f"{type(value).__name__}"
+            )
+    if cov_p.shape != cov_q.shape or mean_p.shape != mean_q.shape:
+        raise ValueError(
+            f"cov_q, mean_q: expected the shapes of cov_p {tuple(cov_p.shape)} and "
+            f"mean_p {tuple(mean_p.shape)}, got {tuple(cov_q.shape)} and "
+            f"{tuple(mean_q.shape)}"
+        )
+    d = mean_p.shape[-1]
+    chol_q = torch.linalg.cholesky(cov_q)
+    trace = torch.cholesky_solve(cov_p, chol_q).diagonal(dim1=-2, dim2=-1).sum(-1)
+    diff = (mean_q - mean_p).unsqueeze(-1)
+    quad = (diff * torch.cholesky_solve(diff, chol_q)).sum((-2, -1))
+    log_det_q = 2 * chol_q.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    log_det_p = torch.linalg.slogdet(cov_p).logabsdet
+    return 0.5 * (trace + quad - d + log_det_q - log_det_p)

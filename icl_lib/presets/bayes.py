@@ -1,0 +1,119 @@
+"""Presets of chapter 4 (the Bayesian view).
+
+Every regression model here starts from a chapter-1 checkpoint (same backbone: 4 layers,
+width 64, ``d = 5``) and changes its head or its prior:
+
+* ``bayes_gaussian_head`` / ``bayes_riemann_head``: prior-data fitted networks
+  (Müller et al. 2022) on chapter 1's noisy task (``w ~ N(0, I_5)``, ``sigma = 0.5``,
+  21 points), trained by the negative log-likelihood, from ``overview_noisy``;
+* ``bayes_mixture``: squared loss under Panwar et al. (2024)'s two-component prior
+  ``w = (+-3, v)``, from ``overview_noiseless``;
+* ``bayes_posterior``: a Gaussian over ``w`` trained on ``(w, prompt)`` pairs (the
+  question of Reuter et al. 2025), from ``overview_noisy``.
+"""
+
+from __future__ import annotations
+
+from ..models.gpt import TransformerConfig
+from ..models.pfn import PredictiveConfig, equal_mass_borders
+from ..models.posterior_net import PosteriorConfig
+from ..tasks import linear_regression
+from ..training.loop import Curriculum
+from ..training.preset import Preset
+from ..training.samplers import MixturePriorPrompts, RegressionPrompts
+
+DIM = 5
+N_POINTS = 21
+NOISE_STD = 0.5
+N_BUCKETS = 100
+MIXTURE_POINTS = 11  # k = 0..2d: the mixture matters below k = d
+MIXTURE_NOISE_STD = 0.1  # small, so that every posterior stays proper beyond k = d
+# The backbone of chapter 1's checkpoints, which every model here starts from.
+BACKBONE = {
+    "n_dims": DIM,
+    "n_positions": N_POINTS,
+    "n_embd": 64,
+    "n_layer": 4,
+    "n_head": 2,
+}
+
+
+def riemann_borders(n_buckets: int = N_BUCKETS, n_samples: int = 200_000):
+    """Borders of ``n_buckets`` buckets of equal mass under the prior predictive of
+    a label (``y = <w, x> + sigma eps`` with ``x, w ~ N(0, I_5)``), from a seeded
+    sample, as Müller et al. choose them."""
+    sample = linear_regression(n_samples, 1, DIM, noise_std=NOISE_STD, seed=1234)
+    return equal_mass_borders(sample.ys.flatten(), n_buckets)
+
+
+NOISY = RegressionPrompts(
+    dims=Curriculum.constant(DIM),
+    points=Curriculum.constant(N_POINTS),
+    noise_std=NOISE_STD,
+)
+
+
+def _warm(name, description, model, task, loss, init_from, steps, lr=3e-4):
+    return Preset(
+        name=name,
+        chapter="04_bayesian",
+        description=description,
+        model=model,
+        task=task,
+        loss=loss,
+        metric="query_loss",
+        steps=steps,
+        batch_size=64,
+        lr=lr,
+        seed=4,
+        init_from=init_from,
+        cosine_decay=True,
+        grad_clip=1.0,
+    )
+
+
+PRESETS = (
+    _warm(
+        "bayes_gaussian_head",
+        "A Gaussian predictive head (mean, variance) on d = 5, sigma = 0.5, 21 points, "
+        "trained by the NLL from overview_noisy (book preset, CPU).",
+        PredictiveConfig(**BACKBONE, head="gaussian"),
+        NOISY,
+        "prefix_nll",
+        "overview_noisy",
+        steps=3000,
+    ),
+    _warm(
+        "bayes_riemann_head",
+        f"A {N_BUCKETS}-bucket Riemann predictive head on d = 5, sigma = 0.5, 21 "
+        "points, trained by the NLL from overview_noisy's backbone (book preset, CPU).",
+        PredictiveConfig(**BACKBONE, head="riemann", borders=riemann_borders()),
+        NOISY,
+        "prefix_nll",
+        "overview_noisy",
+        steps=3000,
+    ),
+    _warm(
+        "bayes_mixture",
+        "Squared loss under the prior w = (+-3, v), v ~ N(0, I_4), sigma = 0.1, 11 "
+        "points, from overview_noiseless (book preset, CPU).",
+        TransformerConfig(**BACKBONE),
+        MixturePriorPrompts(
+            dim=DIM, n_points=MIXTURE_POINTS, noise_std=MIXTURE_NOISE_STD
+        ),
+        "prefix_mse",
+        "overview_noiseless",
+        steps=3000,
+    ),
+    _warm(
+        "bayes_posterior",
+        "A Gaussian posterior over w (mean and Cholesky factor) on d = 5, "
+        "sigma = 0.5, 21 points, trained on (w, prompt) pairs from overview_noisy's "
+        "backbone (book preset, CPU).",
+        PosteriorConfig(**BACKBONE),
+        NOISY,
+        "posterior_nll",
+        "overview_noisy",
+        steps=3000,
+    ),
+)

@@ -1,0 +1,425 @@
+"""Chapter 4's learners, heads and measurements: every identity in float64."""
+
+import math
+
+import pytest
+import torch
+
+from icl_lib.analysis.calibration import (
+    calibration_curve,
+    coverage,
+    exact_nll_curve,
+    exact_pit,
+    nll_curve,
+    pit,
+)
+from icl_lib.analysis.posterior import (
+    component_weight_curves,
+    implied_task_vectors,
+    posterior_kl_curve,
+)
+from icl_lib.learners import (
+    bayes_posterior_predictive,
+    dmmse,
+    gaussian_kl,
+    gaussian_posterior,
+    mixture_posterior,
+    mixture_posterior_mean,
+    ridge,
+)
+from icl_lib.models.pfn import (
+    BarDistribution,
+    PredictiveConfig,
+    equal_mass_borders,
+)
+from icl_lib.models.posterior_net import PosteriorConfig
+from icl_lib.tasks import (
+    TaskPool,
+    linear_regression,
+    mixture_linear_regression,
+    mixture_prior,
+)
+
+F64 = torch.float64
+
+
+def _prompts(B=64, k=7, d=4, noise=0.3, seed=0):
+    return linear_regression(B, k + 1, d, noise_std=noise, seed=seed, dtype=F64)
+
+
+# --- exact Bayes learners --------------------------------------------------------
+
+
+def test_gaussian_posterior_with_isotropic_prior_is_ridge_and_the_predictive():
+    batch = _prompts()
+    xs, ys, xq, _ = batch.prompt(7)
+    d, tau, sigma = 4, 1.5, 0.3
+    post = gaussian_posterior(
+        xs,
+        ys,
+        prior_mean=torch.zeros(d, dtype=F64),
+        prior_cov=tau**2 * torch.eye(d, dtype=F64),
+        noise_std=sigma,
+    )
+    pred = (post.mean * xq).sum(-1)
+    assert torch.allclose(pred, ridge(xs, ys, xq, lam=sigma**2 / tau**2), atol=1e-12)
+    ref = bayes_posterior_predictive(xs, ys, xq, prior_std=tau, noise_std=sigma)
+    var = torch.einsum("bd,bde,be->b", xq, post.cov, xq) + sigma**2
+    assert torch.allclose(pred, ref.mean, atol=1e-12)
+    assert torch.allclose(var, ref.var, atol=1e-12)
+
+
+def test_log_evidence_is_the_marginal_gaussian_density():
+    batch = _prompts(B=8, k=5, d=3)
+    xs, ys = batch.xs[:, :5], batch.ys[:, :5]
+    m = torch.tensor([0.5, -1.0, 2.0], dtype=F64)
+    S = torch.tensor([[2.0, 0.3, 0.0], [0.3, 1.0, 0.2], [0.0, 0.2, 0.5]], dtype=F64)
+    post = gaussian_posterior(xs, ys, prior_mean=m, prior_cov=S, noise_std=0.4)
+    cov = xs @ S @ xs.transpose(1, 2) + 0.16 * torch.eye(5, dtype=F64)
+    ref = torch.distributions.MultivariateNormal(xs @ m, cov).log_prob(ys)
+    assert torch.allclose(post.log_evidence, ref, atol=1e-10)
+
+
+def test_posterior_by_weight_space_formula_and_empty_context():
+    batch = _prompts(B=5, k=6, d=3)
+    xs, ys = batch.xs[:, :6], batch.ys[:, :6]
+    m = torch.tensor([1.0, 0.0, -1.0], dtype=F64)
+    S = torch.diag(torch.tensor([2.0, 1.0, 0.5], dtype=F64))
+    post = gaussian_posterior(xs, ys, prior_mean=m, prior_cov=S, noise_std=0.5)
+    # The precision form, valid when S is invertible.
+    prec = torch.linalg.inv(S) + xs.transpose(1, 2) @ xs / 0.25
+    cov = torch.linalg.inv(prec)
+    rhs = (
+        torch.linalg.solve(S, m)
+        + (xs.transpose(1, 2) @ ys.unsqueeze(-1))[..., 0] / 0.25
+    )
+    mean = (cov @ rhs.unsqueeze(-1))[..., 0]
+    assert torch.allclose(post.cov, cov, atol=1e-12)
+    assert torch.allclose(post.mean, mean, atol=1e-12)
+    empty = gaussian_posterior(
+        xs[:, :0], ys[:, :0], prior_mean=m, prior_cov=S, noise_std=0.5
+    )
+    assert torch.allclose(empty.mean, m.expand(5, 3)) and torch.allclose(
+        empty.cov, S.expand(5, 3, 3)
+    )
+    assert torch.allclose(empty.log_evidence, torch.zeros(5, dtype=F64))
+
+
+def test_one_component_mixture_is_the_gaussian_posterior():
+    batch = _prompts()
+    xs, ys, xq, _ = batch.prompt(5)
+    m, S = torch.zeros(4, dtype=F64), torch.eye(4, dtype=F64)
+    mix = mixture_posterior(
+        xs,
+        ys,
+        means=m[None],
+        covs=S[None],
+        weights=torch.ones(1, dtype=F64),
+        noise_std=0.3,
+    )
+    post = gaussian_posterior(xs, ys, prior_mean=m, prior_cov=S, noise_std=0.3)
+    assert torch.allclose(mix.mean, post.mean, atol=1e-12)
+    assert torch.allclose(mix.weights, torch.ones(64, 1, dtype=F64))
+
+
+def test_mixture_of_point_masses_is_dmmse():
+    pool = TaskPool(6, 3, seed=1, dtype=F64)
+    batch = pool.sample(32, 5, noise_std=0.5, seed=2)
+    xs, ys, xq, _ = batch.prompt(4)
+    zero = torch.zeros(6, 3, 3, dtype=F64)
+    got = mixture_posterior_mean(
+        xs,
+        ys,
+        xq,
+        means=pool.weights,
+        covs=zero,
+        weights=torch.full((6,), 1 / 6, dtype=F64),
+        noise_std=0.5,
+    )
+    assert torch.allclose(got, dmmse(xs, ys, xq, pool.weights, 0.5), atol=1e-12)
+
+
+def test_mixture_weights_follow_bayes_rule_by_monte_carlo():
+    """beta_c = alpha_c p_c(y) / sum_j alpha_j p_j(y): check against an importance
+    estimate of p(component | data) from samples of the prior."""
+    means, covs, weights = mixture_prior(3, offset=1.0)
+    batch = mixture_linear_regression(
+        1,
+        3,
+        means=means,
+        covs=covs,
+        weights=weights,
+        noise_std=0.5,
+        seed=3,
+        dtype=F64,
+    )
+    xs, ys = batch.xs, batch.ys
+    exact = mixture_posterior(
+        xs, ys, means=means, covs=covs, weights=weights, noise_std=0.5
+    ).weights[0]
+    draws = mixture_linear_regression(
+        400_000, 1, means=means, covs=covs, weights=weights, seed=4, dtype=F64
+    )
+    lik = torch.exp(-((ys - draws.w @ xs[0].T) ** 2).sum(1) / (2 * 0.25))
+    mc = torch.stack([lik[draws.component == c].sum() for c in (0, 1)]) / lik.sum()
+    assert torch.allclose(mc, exact, atol=0.01)  # 400k draws: MC sd < 0.003
+
+
+def test_mixture_sampler_moments():
+    means, covs, weights = mixture_prior(4)
+    batch = mixture_linear_regression(
+        20_000, 2, means=means, covs=covs, weights=weights, seed=0, dtype=F64
+    )
+    w = batch.w
+    assert torch.equal(w[:, 0].abs(), torch.full((20_000,), 3.0, dtype=F64))
+    assert torch.equal(torch.sign(w[:, 0]), 1 - 2 * batch.component.to(F64))
+    assert abs(batch.component.double().mean().item() - 0.5) < 0.02  # sd 0.0035
+    assert torch.allclose(w[:, 1:].var(0), torch.ones(3, dtype=F64), atol=0.05)
+
+
+def test_gaussian_kl_closed_form():
+    g = torch.Generator().manual_seed(0)
+    A = torch.randn(4, 3, 3, generator=g, dtype=F64)
+    Bm = torch.randn(4, 3, 3, generator=g, dtype=F64)
+    cp, cq = A @ A.mT + torch.eye(3, dtype=F64), Bm @ Bm.mT + torch.eye(3, dtype=F64)
+    mp, mq = torch.randn(4, 3, generator=g, dtype=F64), torch.randn(4, 3, dtype=F64)
+    p = torch.distributions.MultivariateNormal(mp, cp)
+    q = torch.distributions.MultivariateNormal(mq, cq)
+    assert torch.allclose(
+        gaussian_kl(mp, cp, mq, cq), torch.distributions.kl_divergence(p, q), atol=1e-12
+    )
+    assert torch.allclose(
+        gaussian_kl(mp, cp, mp, cp), torch.zeros(4, dtype=F64), atol=1e-12
+    )
+
+
+def test_bad_input_names_the_argument():
+    batch = _prompts()
+    xs, ys, xq, _ = batch.prompt(3)
+    with pytest.raises(ValueError, match="prior_mean, prior_cov: expected shapes"):
+        gaussian_posterior(
+            xs,
+            ys,
+            prior_mean=torch.zeros(3, dtype=F64),
+            prior_cov=torch.eye(4, dtype=F64),
+            noise_std=0.1,
+        )
+    with pytest.raises(ValueError, match="noise_std: expected a number > 0"):
+        gaussian_posterior(
+            xs,
+            ys,
+            prior_mean=torch.zeros(4, dtype=F64),
+            prior_cov=torch.eye(4, dtype=F64),
+            noise_std=0.0,
+        )
+    means, covs, _ = mixture_prior(4)
+    with pytest.raises(ValueError, match="weights: expected positive weights"):
+        mixture_posterior(
+            xs,
+            ys,
+            means=means,
+            covs=covs,
+            weights=torch.tensor([0.7, 0.7], dtype=F64),
+            noise_std=0.1,
+        )
+    with pytest.raises(ValueError, match="covs, weights: expected shapes"):
+        mixture_linear_regression(
+            4, 3, means=means, covs=covs[:1], weights=torch.ones(1, dtype=F64)
+        )
+    with pytest.raises(ValueError, match="cov_q, mean_q"):
+        gaussian_kl(torch.zeros(2), torch.eye(2), torch.zeros(3), torch.eye(3))
+
+
+# --- the Riemann (bar) distribution ----------------------------------------------
+
+
+def _bars():
+    borders = equal_mass_borders(
+        torch.randn(50_000, generator=torch.Generator().manual_seed(0)), 20
+    )
+    bars = BarDistribution(borders)
+    return bars, bars.borders.to(F64)  # the borders as stored (float32)
+
+
+def test_bar_distribution_integrates_to_one_with_its_bucket_masses():
+    bars, b = _bars()
+    logits = torch.randn(20, generator=torch.Generator().manual_seed(1), dtype=F64)
+    p = torch.softmax(logits, -1)
+    widths = b[1:] - b[:-1]
+    # Inner buckets: the density is constant, so the mass is density * width.
+    mids = (b[1:-2] + b[2:-1]) / 2
+    inner = bars.log_density(logits.expand(18, -1), mids).exp() * widths[1:-1]
+    assert torch.allclose(inner, p[1:-1], atol=1e-12)
+    # Tails: a fine midpoint rule over 60 tail scales.
+    for side, start, sign in ((0, b[1], -1.0), (-1, b[-2], 1.0)):
+        scale = widths[side] / 0.6744897501960817
+        t = (torch.arange(600_000, dtype=F64) + 0.5) * (60 * scale / 600_000)
+        dens = bars.log_density(logits.expand(t.numel(), -1), start + sign * t).exp()
+        assert abs(dens.sum().item() * (60 * scale / 600_000) - p[side].item()) < 1e-9
+        # Half of a tail's mass lies within one bucket width of its border.
+        inside = bars.cdf(logits, b[0]) if side == 0 else 1 - bars.cdf(logits, b[-1])
+        assert abs(inside.item() - p[side].item() / 2) < 1e-12
+
+
+def test_bar_distribution_cdf_and_mean_agree_with_the_density():
+    bars, b = _bars()
+    logits = torch.randn(20, generator=torch.Generator().manual_seed(2), dtype=F64)
+    y = torch.linspace(-40, 40, 1_600_001, dtype=F64)
+    dy = (y[1] - y[0]).item()
+    dens = bars.log_density(logits.expand(y.numel(), -1), y).exp()
+    for t in (-2.0, -0.3, 0.0, 0.7, 2.5):
+        numeric = dens[y <= t].sum().item() * dy
+        assert abs(bars.cdf(logits, torch.tensor(t, dtype=F64)).item() - numeric) < 2e-4
+    assert abs(bars.mean(logits).item() - (dens * y).sum().item() * dy) < 2e-4
+
+
+def test_equal_mass_borders_and_bad_borders():
+    borders = equal_mass_borders(torch.arange(1001, dtype=F64), 4)
+    assert borders == (0.0, 250.0, 500.0, 750.0, 1000.0)
+    with pytest.raises(ValueError, match="borders: expected at least 3 strictly"):
+        BarDistribution([0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="borders: expected bucket borders exactly"):
+        PredictiveConfig(head="riemann")
+    with pytest.raises(ValueError, match="head: expected one of"):
+        PredictiveConfig(head="student")
+
+
+# --- the models and the measurements ---------------------------------------------
+
+
+def _small(config_type, **kw):
+    return config_type(n_dims=3, n_positions=6, n_embd=16, n_layer=1, n_head=2, **kw)
+
+
+def test_predictive_model_is_causal_and_its_mean_is_predict():
+    batch = linear_regression(4, 6, 3, noise_std=0.5, seed=0)
+    for config in (
+        _small(PredictiveConfig),
+        _small(PredictiveConfig, head="riemann", borders=(-3.0, -1.0, 0.0, 1.0, 3.0)),
+    ):
+        model = config.build(0).eval()
+        logp = model.log_predictive(batch.xs, batch.ys)
+        assert logp.shape == (4, 6)
+        changed = batch.ys.clone()
+        changed[:, 4:] += 1.0  # later labels cannot change earlier predictions
+        assert torch.allclose(
+            model.log_predictive(batch.xs, changed)[:, :5].exp().log()[:, :4],
+            logp[:, :4],
+            atol=1e-6,
+        )
+        xs, ys, xq, _ = batch.prompt(3)
+        params = model.predictive_params(batch.xs, batch.ys)
+        assert torch.allclose(
+            model.predict(xs, ys, xq), model.mean(params[:, 3]), atol=1e-6
+        )
+        u = pit(model, batch)
+        assert u.shape == (4, 6) and bool(((u >= 0) & (u <= 1)).all())
+
+
+def test_warm_start_keeps_the_parents_predictions():
+    from icl_lib.models.gpt import TransformerConfig
+
+    parent = _small(TransformerConfig).build(3)
+    child = _small(PredictiveConfig).build(0)
+    child.warm_start(parent)
+    batch = linear_regression(4, 6, 3, seed=1)
+    with torch.no_grad():
+        assert torch.allclose(child(batch.xs, batch.ys), parent(batch.xs, batch.ys))
+    other = PredictiveConfig(n_dims=3, n_positions=6, n_embd=8, n_layer=1).build(0)
+    with pytest.raises(RuntimeError):
+        other.warm_start(parent)
+
+
+def test_exact_predictive_measurements():
+    batch = _prompts(B=4000, k=5, d=3, noise=0.5)
+    u = exact_pit(batch, 0.5)
+    # The exact predictive is calibrated: PIT uniform up to sampling error.
+    assert abs(coverage(u, 0.9) - 0.9) < 0.01  # 24000 labels: sd 0.002
+    levels = [0.1, 0.5, 0.9]
+    assert torch.allclose(
+        calibration_curve(u, levels), torch.tensor(levels, dtype=F64), atol=0.015
+    )
+    nll = exact_nll_curve(batch, 0.5)
+    # At k = 0 the predictive is N(0, |x|^2 + sigma^2): its mean NLL by Monte Carlo.
+    var0 = (batch.xs[:, 0] ** 2).sum(-1) + 0.25
+    ref0 = 0.5 * (torch.log(2 * math.pi * var0) + batch.ys[:, 0] ** 2 / var0).mean()
+    assert torch.allclose(nll[0], ref0, atol=1e-12)
+    assert bool((nll[1:] < nll[:-1]).all())  # more examples, sharper predictive
+    with pytest.raises(ValueError, match="u: expected PIT values in"):
+        coverage(torch.tensor([1.5]))
+    with pytest.raises(ValueError, match="level: expected a number in"):
+        coverage(u, 1.0)
+
+
+def test_posterior_model_log_prob_and_kl():
+    config = _small(PosteriorConfig)
+    model = config.build(0).eval()
+    batch = linear_regression(5, 6, 3, noise_std=0.5, seed=0)
+    mean, chol = model.posterior(batch.xs, batch.ys)
+    logq = model.posterior_log_prob(batch.xs, batch.ys, batch.w)
+    ref = torch.distributions.MultivariateNormal(mean, scale_tril=chol).log_prob(
+        batch.w.unsqueeze(1)
+    )
+    assert torch.allclose(logq, ref, atol=1e-5)
+    kl = posterior_kl_curve(model, batch, 0.5)
+    assert kl["total"].shape == (6,) and bool((kl["covariance"] >= 0).all())
+    assert torch.allclose(kl["mean"] + kl["covariance"], kl["total"], atol=1e-12)
+    assert bool((kl["mean"] >= 0).all())
+    with pytest.raises(ValueError, match="w: expected shape"):
+        model.posterior_log_prob(batch.xs, batch.ys, batch.w[:, :2])
+
+
+class _BayesModel:
+    """The exact mixture posterior mean, dressed as a model (to test the probes)."""
+
+    def __init__(self, prior, noise_std):
+        self.prior, self.noise_std = prior, noise_std
+
+    def eval(self):
+        return self
+
+    def predict(self, xs, ys, xq):
+        m, c, w = self.prior
+        return mixture_posterior_mean(
+            xs.double(),
+            ys.double(),
+            xq.double(),
+            means=m,
+            covs=c,
+            weights=w,
+            noise_std=self.noise_std,
+        )
+
+
+def test_probes_recover_the_bayes_predictors_weights_exactly():
+    prior = mixture_prior(3)
+    batch = mixture_linear_regression(
+        50,
+        5,
+        means=prior[0],
+        covs=prior[1],
+        weights=prior[2],
+        noise_std=0.1,
+        seed=0,
+        dtype=F64,
+    )
+    model = _BayesModel(prior, 0.1)
+    ks = [0, 1, 2, 4]
+    implied = implied_task_vectors(model, batch, ks)
+    for j, k in enumerate(ks):
+        xs, ys, _, _ = batch.prompt(k)
+        exact = mixture_posterior(
+            xs, ys, means=prior[0], covs=prior[1], weights=prior[2], noise_std=0.1
+        ).mean
+        assert torch.allclose(implied[:, j], exact, atol=1e-10)
+    curves = component_weight_curves(
+        model,
+        batch,
+        ks,
+        means=prior[0],
+        covs=prior[1],
+        weights=prior[2],
+        noise_std=0.1,
+    )
+    assert torch.allclose(curves["model"], curves["exact"], atol=1e-10)
+    assert abs(curves["exact"][0].item() - 0.5) < 1e-12  # no data: the prior weight
