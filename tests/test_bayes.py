@@ -1,16 +1,18 @@
 """Chapter 4's learners, heads and measurements: every identity in float64."""
 
+import functools
 import math
 
 import pytest
 import torch
 
 from icl_lib.analysis.calibration import (
+    bucket_cost,
     calibration_curve,
     coverage,
+    exact_mean_gap_curve,
     exact_nll_curve,
     exact_pit,
-    nll_curve,
     pit,
 )
 from icl_lib.analysis.posterior import (
@@ -340,6 +342,9 @@ def test_exact_predictive_measurements():
         calibration_curve(u, levels), torch.tensor(levels, dtype=F64), atol=0.015
     )
     nll = exact_nll_curve(batch, 0.5)
+    # The exact predictive mean is ridge with lambda = sigma^2: no gap to itself.
+    gap = exact_mean_gap_curve(functools.partial(ridge, lam=0.25), batch, 0.5)
+    assert float(gap.max()) < 1e-20
     # At k = 0 the predictive is N(0, |x|^2 + sigma^2): its mean NLL by Monte Carlo.
     var0 = (batch.xs[:, 0] ** 2).sum(-1) + 0.25
     ref0 = 0.5 * (torch.log(2 * math.pi * var0) + batch.ys[:, 0] ** 2 / var0).mean()
@@ -422,4 +427,16 @@ def test_probes_recover_the_bayes_predictors_weights_exactly():
         noise_std=0.1,
     )
     assert torch.allclose(curves["model"], curves["exact"], atol=1e-10)
+    assert float(curves["gap"].max()) < 1e-10
     assert abs(curves["exact"][0].item() - 0.5) < 1e-12  # no data: the prior weight
+
+
+def test_bucket_cost_vanishes_as_the_buckets_are_refined():
+    batch = _prompts(B=500, k=4, d=3, noise=0.5)
+    sample = linear_regression(100_000, 1, 3, noise_std=0.5, seed=9).ys.flatten()
+    floors = []
+    for n in (20, 200, 2000):
+        bars = BarDistribution(equal_mass_borders(sample, n)).double()
+        floors.append(bucket_cost(batch, 0.5, bars).mean().item())
+    # Buckets cost NLL in expectation (Gibbs); on 2500 labels the finest costs ~0.
+    assert floors[0] > floors[1] > floors[2] and -0.005 < floors[2] < 0.01

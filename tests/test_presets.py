@@ -8,9 +8,11 @@ import torch
 
 from icl_lib.models.contextual import RegressionBlockConfig
 from icl_lib.models.gpt import TransformerConfig
+from icl_lib.models.token_gpt import TokenTransformerConfig
 from icl_lib.presets import PRESETS, get_preset, load_checkpoint, load_or_train
 from icl_lib.presets.__main__ import main as train_command
 from icl_lib.runtime import DATA_DIR
+from icl_lib.tasks import TokenBatch
 from icl_lib.training.checkpoints import MANIFEST_KEYS, checkpoint_paths, sha256
 from icl_lib.training.loop import Curriculum
 from icl_lib.training.preset import Preset, train_preset
@@ -20,6 +22,7 @@ COMMITTED = sorted(p.stem for p in DATA_DIR.glob("*.safetensors"))
 SMALLER = {
     TransformerConfig: {"n_layer": 1, "n_embd": 16, "n_head": 2},
     RegressionBlockConfig: {"width": 8, "hidden": 8},
+    TokenTransformerConfig: {"n_layer": 1, "n_embd": 16, "n_head": 2},
 }
 
 
@@ -70,7 +73,12 @@ def test_every_preset_trains_saves_and_loads_on_a_tiny_copy(
         model.state_dict().values(), again.state_dict().values(), strict=True
     ):
         assert torch.equal(p, q)
-    xs, ys, xq, _ = preset.task.eval_batch(3, 0).prompt(2)
+    batch = preset.task.eval_batch(3, 0)
+    if isinstance(batch, TokenBatch):  # a language model answers next-token logits
+        T, V = model.config.n_ctx, model.config.vocab_size
+        assert model(batch.tokens[:, :T]).shape == (3, min(T, batch.n_points), V)
+        return
+    xs, ys, xq, _ = batch.prompt(2)
     assert model.predict(xs, ys, xq).shape == (3,)  # every model answers predict
 
 

@@ -86,7 +86,7 @@ def test_bad_input_is_refused():
         model([[0, 1]])
     with pytest.raises(ValueError, match="tokens: expected 2 dimensions, got shape"):
         model(tokens()[0])
-    with pytest.raises(ValueError, match="tokens: expected 1 to n_ctx = 12 tokens"):
+    with pytest.raises(ValueError, match="tokens: expected at most n_ctx = 12 tokens"):
         model(tokens(T=13))
     with pytest.raises(ValueError, match=r"tokens: expected values in \[0, 7\)"):
         model(tokens() + 7)

@@ -5,4 +5,6 @@
 :mod:`.stability`: how far one replaced example moves a prediction;
 :mod:`.diversity`: models trained on task pools beside the Bayes predictors;
 :mod:`.attention`: attention read-outs and probes from a model's named activations.
+:mod:`.selection`: errors by group and noise level, tuned learners, and linear
+probes of the residual stream (chapter 5).
 """

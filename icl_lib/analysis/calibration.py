@@ -20,6 +20,7 @@ import torch
 from .._checks import check_positive_int, check_prompt, check_real, check_tensor
 from ..learners import bayes_posterior_predictive
 from ..prompts import PromptBatch
+from .curves import predictions
 
 
 def _check_batch(batch):
@@ -141,21 +142,42 @@ def predictive_band(model, xs, ys, direction, ts, *, noise_std: float, z=1.645):
     return out
 
 
-def bucketed_exact_nll_curve(
-    batch: PromptBatch, noise_std: float, bars
-) -> torch.Tensor:
-    """The mean NLL at every context size of the best Riemann approximation of the
-    exact predictive: the bar distribution ``bars``
+def bucket_cost(batch: PromptBatch, noise_std: float, bars) -> torch.Tensor:
+    """What the buckets alone cost, label by label: ``(B, n)`` nats.
+
+    The NLL of each label under the best Riemann approximation of the exact
+    predictive, the bar distribution ``bars``
     (:class:`icl_lib.models.pfn.BarDistribution`) whose bucket probabilities are the
-    exact predictive's masses of the buckets. Its excess over
-    :func:`exact_nll_curve` is what the buckets alone cost: ``(n,)``."""
+    exact predictive's masses of the buckets, minus its NLL under the exact predictive.
+    Its mean is the floor a Riemann head cannot go below on average (Gibbs'
+    inequality, bucket by bucket)."""
     mean, var = exact_predictive(batch, noise_std)
     inner = bars.borders.to(mean)[1:-1]  # the tails take everything beyond
-    cdf = 0.5 * torch.erfc(
-        (mean.unsqueeze(-1) - inner) / torch.sqrt(2 * var).unsqueeze(-1)
+    z = (inner - mean.unsqueeze(-1)) / torch.sqrt(2 * var).unsqueeze(-1)
+    below = 0.5 * torch.erfc(-z)  # P(Y <= border), accurate in the lower tail
+    above = 0.5 * torch.erfc(z)  # P(Y > border), accurate in the upper tail
+    # Each bucket's mass from whichever side keeps it away from cancellation.
+    inner_mass = torch.where(
+        z[..., 1:] <= 0,
+        below[..., 1:] - below[..., :-1],
+        above[..., :-1] - above[..., 1:],
     )
-    edges = torch.cat(
-        (torch.zeros_like(cdf[..., :1]), cdf, torch.ones_like(cdf[..., :1])), -1
+    mass = torch.cat((below[..., :1], inner_mass, above[..., -1:]), -1).clamp(
+        min=1e-300
     )
-    mass = (edges[..., 1:] - edges[..., :-1]).clamp(min=1e-300)
-    return -bars.log_density(mass.log(), batch.ys).mean(0)
+    exact = gaussian_log_density(mean, var, batch.ys)
+    return exact - bars.log_density(mass.log(), batch.ys)
+
+
+def exact_mean_gap_curve(
+    predictor, batch: PromptBatch, noise_std: float
+) -> torch.Tensor:
+    """``E (prediction - exact posterior mean)^2`` at every context size: ``(n,)``.
+
+    The error of a model's point prediction against the Bayes prediction itself (not
+    against the label), so the label noise and the Bayes risk drop out; ``predictor``
+    is a model or learner as in :func:`icl_lib.analysis.curves.predictions`.
+    """
+    mean, _ = exact_predictive(batch.to(dtype=torch.float64), noise_std)
+    pred = predictions(predictor, batch, range(batch.n_points)).double()
+    return ((pred - mean) ** 2).mean(0)

@@ -97,7 +97,8 @@ def component_weight_curves(
     model, batch: PromptBatch, ks, *, means, covs, weights, noise_std: float, seed=0
 ) -> dict[str, torch.Tensor]:
     """The weight on the prompt's own component after ``k`` examples, exact and as the
-    model's predictions imply, averaged over prompts: ``{"exact", "model"}`` each
+    model's predictions imply, each averaged over prompts, and ``gap``, the mean over
+    prompts of ``|model - exact|``: ``{"exact", "model", "gap"}``, each
     ``(len(ks),)``.
 
     For a two-component prior whose components differ only in their mean's first
@@ -123,5 +124,10 @@ def component_weight_curves(
         beta = mixture_posterior(
             xs, ys, means=means, covs=covs, weights=weights, noise_std=noise_std
         ).weights
-        exact.append(beta.gather(1, batch.component.unsqueeze(1)).squeeze(1).mean())
-    return {"exact": torch.stack(exact), "model": model_beta.mean(0)}
+        exact.append(beta.gather(1, batch.component.unsqueeze(1)).squeeze(1))
+    exact = torch.stack(exact, 1)  # (B, K)
+    return {
+        "exact": exact.mean(0),
+        "model": model_beta.mean(0),
+        "gap": (model_beta - exact).abs().mean(0),
+    }

@@ -5,7 +5,9 @@
 Bayes), :mod:`.bayes` the exact Bayes learners for Gaussian and Gaussian-mixture priors,
 :mod:`.kernel` the kernel learners (Nadaraya-Watson, attention, kernel ridge,
 functional GD), :mod:`.pool` the Bayes predictor for a finite pool of
-tasks (dMMSE), :mod:`.risk` the closed-form expected errors of the linear ones.
+tasks (dMMSE), :mod:`.selection` Lasso, logistic regression and the selection
+learners of chapter 5 (post-ICL validation, pre-ICL testing), :mod:`.risk` the
+closed-form expected errors of the linear ones.
 """
 
 from . import risk
@@ -37,6 +39,22 @@ from .linear import (
     ridge,
 )
 from .pool import dmmse, pool_posterior
+from .selection import (
+    binary_label_statistic,
+    ista,
+    lasso,
+    lasso_weights,
+    logistic_regression,
+    logistic_weights,
+    noise_mixture_posterior_mean,
+    noise_posterior,
+    post_icl_validation,
+    pre_icl_test,
+    ridge_candidates,
+    soft_threshold,
+    validation_choice,
+    validation_losses,
+)
 
 __all__ = [
     "PosteriorPredictive",
@@ -44,6 +62,7 @@ __all__ = [
     "attention_regression_curve",
     "averaging",
     "bayes_posterior_predictive",
+    "binary_label_statistic",
     "dmmse",
     "functional_gd",
     "functional_gd_path",
@@ -52,15 +71,28 @@ __all__ = [
     "gaussian_posterior_mean",
     "gd",
     "gd_plus_plus",
+    "ista",
     "kernel_ridge",
     "knn",
+    "lasso",
+    "lasso_weights",
+    "logistic_regression",
+    "logistic_weights",
     "mixture_posterior",
     "mixture_posterior_mean",
     "nadaraya_watson",
     "nadaraya_watson_weights",
+    "noise_mixture_posterior_mean",
+    "noise_posterior",
     "ols",
     "pool_posterior",
+    "post_icl_validation",
+    "pre_icl_test",
     "preconditioned_gd",
     "ridge",
+    "ridge_candidates",
     "risk",
+    "soft_threshold",
+    "validation_choice",
+    "validation_losses",
 ]

@@ -84,8 +84,9 @@ def gaussian_posterior(
 def gaussian_posterior_mean(
     xs, ys, x_query, *, prior_mean, prior_cov, noise_std: float
 ) -> torch.Tensor:
-    """The Bayes prediction (squared loss) under the prior ``N(prior_mean,
-    prior_cov)``: ``<E[w | context], x_query>``, ``(B,)`` (:func:`gaussian_posterior`)."""
+    """The Bayes prediction (squared loss) under the prior
+    ``N(prior_mean, prior_cov)``: ``<E[w | context], x_query>``, ``(B,)``
+    (:func:`gaussian_posterior`)."""
     check_prompt(xs, ys, x_query)
     post = gaussian_posterior(
         xs, ys, prior_mean=prior_mean, prior_cov=prior_cov, noise_std=noise_std

@@ -97,7 +97,25 @@ class PosteriorTransformer(ICLTransformer):
         mean = self.read_out(self.hidden(xs, ys, cache=cache))[..., :d]
         return (mean[..., : xs.shape[-1]] * xs).sum(-1)
 
+    def mean_squared_error(
+        self, xs: torch.Tensor, ys: torch.Tensor, w: torch.Tensor
+    ) -> torch.Tensor:
+        """``||mean_k - w||^2`` after ``k = 0..n-1`` examples: ``(B, n)`` (the loss
+        that fits the posterior mean alone)."""
+        B, n, _ = check_sequences(xs, ys)
+        w = check_tensor("w", w, 2)
+        if tuple(w.shape) != (B, self.config.n_dims):
+            raise ValueError(
+                f"w: expected shape (B, n_dims) = {(B, self.config.n_dims)}, got "
+                f"{tuple(w.shape)}"
+            )
+        mean = self.read_out(self.hidden(xs, ys))[..., : self.config.n_dims]
+        return ((mean - w.unsqueeze(1)) ** 2).sum(-1)
+
     def warm_start(self, parent: ICLTransformer) -> None:
-        """Copy a trained chapter-1 model's backbone; the posterior head starts
-        fresh."""
-        self.load_backbone(parent)
+        """Start from another posterior model (every weight) or from a chapter-1
+        model (its backbone; the posterior head starts fresh)."""
+        if isinstance(parent, PosteriorTransformer):
+            self.load_state_dict(parent.state_dict())
+        else:
+            self.load_backbone(parent)

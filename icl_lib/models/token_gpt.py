@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from .._checks import check_positive_int, check_tensor
+from ..tasks.tokens import check_tokens
 from .gpt import Block
 
 
@@ -82,21 +83,12 @@ class TokenTransformer(nn.Module):
 
         With ``cache`` (a dict), every block records its activations in it.
         """
-        check_tensor("tokens", tokens, 2, floating=False)
-        if tokens.dtype != torch.int64:
-            raise TypeError(f"tokens: expected dtype torch.int64, got {tokens.dtype}")
-        B, T = tokens.shape
-        if not 0 < T <= self.config.n_ctx:
+        check_tokens(tokens, self.config.vocab_size)
+        T = tokens.shape[1]
+        if T > self.config.n_ctx:
             raise ValueError(
-                f"tokens: expected 1 to n_ctx = {self.config.n_ctx} tokens per "
+                f"tokens: expected at most n_ctx = {self.config.n_ctx} tokens per "
                 f"sequence, got {T}"
-            )
-        if tokens.numel() and (
-            tokens.min() < 0 or tokens.max() >= self.config.vocab_size
-        ):
-            raise ValueError(
-                f"tokens: expected values in [0, {self.config.vocab_size}), got "
-                f"[{tokens.min().item()}, {tokens.max().item()}]"
             )
         h = self.wte(tokens) + self.wpe.weight[:T]  # (B, T, C)
         for layer, block in enumerate(self.blocks):

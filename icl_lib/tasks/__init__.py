@@ -7,6 +7,14 @@ generator.
 
 from ..runtime import make_generator
 from .concepts import ConceptMixture
+from .families import (
+    FAMILIES,
+    FamilyBatch,
+    NoiseMixtureBatch,
+    family_mixture,
+    linear_classification,
+    noise_mixture_regression,
+)
 from .hmm import ConceptPromptBatch, HMMConceptMixture, TokenBatch, forward_filter
 from .regression import (
     MixtureRegressionBatch,
@@ -29,6 +37,12 @@ from .sphere import (
 )
 
 __all__ = [
+    "FAMILIES",
+    "FamilyBatch",
+    "NoiseMixtureBatch",
+    "family_mixture",
+    "linear_classification",
+    "noise_mixture_regression",
     "ClassificationBatch",
     "ConceptMixture",
     "ConceptPromptBatch",

@@ -17,85 +17,54 @@ algorithm of every concept's HMM, mixed with the concept posterior: the *Bayes*
 predictor) and the *oracle* ``p(y | x_test, theta*)`` of the prompt distribution, which
 knows the concept and the example's start. Chapter 4.
 
-How this data differs from GINC (verified against the paper's Appendix F and
-``generate_data.py`` / ``scripts/runner.sh`` of p-lambda/incontext-learning):
+How this data differs from GINC (checked against the paper's Section 2 and Appendix F,
+and against ``generate_data.py`` and ``scripts/runner.sh`` of
+github.com/p-lambda/incontext-learning):
 
 * sizes: GINC has 10 entities x 10 properties (100 hidden states), 50 tokens and 5
-  pretraining concepts (plus 5 unseen ones); the defaults here are 5 x 5 (25 states),
-  16 tokens and 5 concepts, all seen in pretraining;
-* GINC's property and entity chains are mixtures of random permutation matrices
-  (weights ``softmax((u - 1/2) / 0.1)``, ``u ~ U(0, 1)``), the entity chain biased
-  towards staying (``0.9 I``) and shared by every concept; the same here, but each
-  chain is then mixed with the uniform matrix (``smoothing``, 0.02 by default), so
-  that every transition is positive (Xie et al.'s assumption) and the delimiters and
-  fresh starts of a prompt keep a positive pretraining probability: the Bayes
-  predictor is then defined on every prompt. GINC's matrices have zeros;
+  pretraining concepts (plus 5 unseen ones); the defaults here are 5 entities x 5
+  properties (25 states), 16 tokens and 5 concepts, all seen in pretraining. As in
+  GINC the memory is drawn with replacement, so tokens collide (20 entries, 15
+  non-delimiter tokens; GINC: 90 entries, 49 tokens);
+* chains: as in GINC, each concept's property chain and the shared entity chain are
+  mixtures of random permutation matrices with weights ``softmax((u - 1/2) / 0.1)``,
+  ``u ~ U(0, 1)``, the entity chain ``0.9 I`` plus such a mixture, and the start
+  distribution ``softmax((u - 1/2) / 10)``. Two changes: (i) in GINC the delimiter
+  is one property of each concept's permutations, so how often and after which
+  property a delimiter comes depends on the concept; here every non-delimiter
+  property reaches the delimiter with the same probability (``delimiter_prob``) and
+  leaves it for a uniform property, the same for every concept, and the concept's
+  permutation mixture acts on the other properties. A prompt's delimiters are then
+  no evidence for a wrong concept (Xie et al.'s delimiter error term stays small;
+  with GINC's structure on a 5-property chain the Bayes posterior stalled near 0.5
+  on the true concept). (ii) Both chains are mixed with the uniform matrix
+  (``smoothing``, 0.02), so every transition is positive (Xie et al.'s assumption)
+  and every prompt has a positive pretraining probability: the Bayes predictor is
+  defined on every prompt. GINC's matrices have zeros;
 * pretraining: GINC has 1000 documents of 10240 tokens, read by GPT-2 in windows of
-  1024; here every training sequence is a fresh document of ``n_ctx`` tokens from the
-  start distribution (an endless stream), so the model's training distribution is
-  exactly the one whose conditionals the Bayes predictor computes;
-* prompts follow GINC's ``ID_sample`` prompts (one concept, one start property per
-  prompt, a uniform entity per example, ``k - 1`` HMM transitions, a delimiter); the
-  prompt keeps every example's output token, so one forward pass scores the test
-  example for every ``n`` (example ``i`` is the test example of ``n = i``); GINC labels
-  the test example with the oracle's ``argmax``, as
+  1024; here every training sequence is a fresh document from the start
+  distribution (an endless stream), so the model's training distribution is exactly
+  the one whose conditionals the Bayes predictor computes;
+* prompts follow GINC's ``ID_sample`` prompts (one concept and one start property
+  per prompt, a uniform entity per example, ``k - 1`` transitions, the delimiter
+  between examples), except that an example never passes through the delimiter
+  property (GINC's may); they keep every example's output token, so one forward pass
+  scores the test example for every ``n`` (example ``i`` is the test example of
+  ``n = i``). GINC labels the test example with the oracle's ``argmax``, as
   :func:`icl_lib.analysis.concepts.concept_curves` does.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import torch
 
 from .._checks import check_dtype, check_positive_int, check_real, check_tensor
 from ..runtime import make_generator
+from .tokens import TokenBatch, check_tokens
 
 DELIMITER = 0  # the delimiter token, emitted by every state of property 0
-
-
-@dataclass(frozen=True)
-class TokenBatch:
-    """``B`` token sequences and the concept that generated each.
-
-    Attributes:
-        tokens: ``(B, T)`` int64 tokens.
-        concepts: ``(B,)`` int64, the concept of each sequence.
-    """
-
-    tokens: torch.Tensor
-    concepts: torch.Tensor
-
-    def __post_init__(self):
-        _check_tokens(self.tokens)
-        check_tensor("concepts", self.concepts, 1, floating=False)
-        if self.concepts.shape[0] != self.tokens.shape[0]:
-            raise ValueError(
-                f"concepts: expected shape (B,) = ({self.tokens.shape[0]},) to match "
-                f"tokens, got {tuple(self.concepts.shape)}"
-            )
-
-    @property
-    def batch_size(self) -> int:
-        return self.tokens.shape[0]
-
-    @property
-    def n_points(self) -> int:
-        """Tokens per sequence ``T`` (the name the training code reads)."""
-        return self.tokens.shape[1]
-
-    def to(self, device=None, dtype=None) -> TokenBatch:
-        """The same batch on another device; integer tensors keep their dtype, float
-        ones (none here) take ``dtype``."""
-        moved = {
-            f.name: value.to(
-                device=device, dtype=dtype if value.is_floating_point() else None
-            )
-            for f in dataclasses.fields(self)
-            if isinstance(value := getattr(self, f.name), torch.Tensor)
-        }
-        return dataclasses.replace(self, **moved)
 
 
 @dataclass(frozen=True)
@@ -124,21 +93,6 @@ class ConceptPromptBatch(TokenBatch):
     def example_length(self) -> int:
         """Tokens per example ``k``."""
         return (self.tokens.shape[1] + 1) // self.n_examples - 1
-
-
-def _check_tokens(tokens, vocab_size: int | None = None) -> torch.Tensor:
-    check_tensor("tokens", tokens, 2, floating=False)
-    if tokens.dtype != torch.int64:
-        raise TypeError(f"tokens: expected dtype torch.int64, got {tokens.dtype}")
-    if tokens.shape[1] == 0:
-        raise ValueError("tokens: expected at least one token per sequence, got 0")
-    if vocab_size is not None and tokens.numel():
-        low, high = tokens.min().item(), tokens.max().item()
-        if low < 0 or high >= vocab_size:
-            raise ValueError(
-                f"tokens: expected values in [0, {vocab_size}), got [{low}, {high}]"
-            )
-    return tokens
 
 
 def _check_positions(positions, length: int) -> torch.Tensor:
@@ -184,7 +138,7 @@ def forward_filter(
             f"transition: expected shape (C, H, H) = {(C, H, H)}, got "
             f"{tuple(transition.shape)}"
         )
-    _check_tokens(tokens, V)
+    check_tokens(tokens, V)
     B, T = tokens.shape
     _check_positions(positions, T)
     if not isinstance(start, torch.Tensor) or start.ndim != 2:

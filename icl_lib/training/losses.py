@@ -63,6 +63,12 @@ def next_token_ce(model, batch) -> torch.Tensor:
     return F.cross_entropy(logits.flatten(0, 1), batch.tokens[:, 1:].flatten())
 
 
+def posterior_mean_mse(model, batch: PromptBatch) -> torch.Tensor:
+    """``||mean_k - w||^2`` of a posterior model's mean, averaged over prompts and
+    ``k`` (``model.mean_squared_error``): fits the mean before its uncertainty."""
+    return model.mean_squared_error(batch.xs, batch.ys, batch.w).mean()
+
+
 LOSSES = {
     "query_mse": query_mse,
     "query_half_mse": query_half_mse,
@@ -70,5 +76,6 @@ LOSSES = {
     "prefix_logistic": prefix_logistic,
     "prefix_nll": prefix_nll,
     "posterior_nll": posterior_nll,
+    "posterior_mean_mse": posterior_mean_mse,
     "next_token_ce": next_token_ce,
 }

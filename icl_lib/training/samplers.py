@@ -19,9 +19,12 @@ from ..tasks import (
     HMMConceptMixture,
     TaskPool,
     TokenBatch,
+    family_mixture,
     linear_regression,
     mixture_linear_regression,
     mixture_prior,
+    noise_mixture_regression,
+    sparse_linear_regression,
     sphere_classification,
     uniform_linear_regression,
 )
@@ -286,6 +289,118 @@ class HMMDocuments:
 
     def eval_batch(self, size: int, seed: int) -> TokenBatch:
         return self.mixture().sample_documents(size, self.length, seed=seed)
+
+    def state(self, step: int) -> dict:
+        return {}
+
+    def to_dict(self) -> dict:
+        return {"type": type(self).__name__, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class NoiseMixturePrompts:
+    """Linear regression prompts whose noise level is drawn per prompt from
+    ``noise_levels`` (:func:`icl_lib.tasks.noise_mixture_regression`; Bai et al. 2023,
+    chapter 5)."""
+
+    dim: int  # input dimension d
+    n_points: int  # points per prompt (the model predicts every one of them)
+    noise_levels: tuple = (0.1, 1.0)  # the possible label noise levels sigma
+
+    def __post_init__(self):
+        check_positive_int("dim", self.dim)
+        check_positive_int("n_points", self.n_points)
+        noise_mixture_regression(1, 1, 1, self.noise_levels)  # checks the levels
+
+    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        return noise_mixture_regression(
+            batch_size, self.n_points, self.dim, self.noise_levels, seed=gen
+        )
+
+    def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        return noise_mixture_regression(
+            size, self.n_points, self.dim, self.noise_levels, seed=seed
+        )
+
+    def state(self, step: int) -> dict:
+        return {}
+
+    def to_dict(self) -> dict:
+        out = {"type": type(self).__name__, **asdict(self)}
+        return {**out, "noise_levels": list(self.noise_levels)}
+
+
+@dataclass(frozen=True)
+class FamilyMixturePrompts:
+    """Regression or logistic-classification prompts, the family drawn per prompt
+    (:func:`icl_lib.tasks.family_mixture`; Bai et al. 2023's pre-ICL testing, chapter
+    5). ``classification_prob`` 0 or 1 trains a one-family model."""
+
+    dim: int  # input dimension d
+    n_points: int  # points per prompt (the model predicts every one of them)
+    classification_prob: float = 0.5  # probability that a prompt is classification
+    noise_std: float = 0.5  # label noise sigma of the regression prompts
+
+    def __post_init__(self):
+        check_positive_int("dim", self.dim)
+        check_positive_int("n_points", self.n_points)
+        family_mixture(1, 1, 1, classification_prob=self.classification_prob)
+        check_real("noise_std", self.noise_std, minimum=0.0)
+
+    def _draw(self, batch_size, seed):
+        return family_mixture(
+            batch_size,
+            self.n_points,
+            self.dim,
+            classification_prob=self.classification_prob,
+            noise_std=self.noise_std,
+            seed=seed,
+        )
+
+    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        return self._draw(batch_size, gen)
+
+    def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        return self._draw(size, seed)
+
+    def state(self, step: int) -> dict:
+        return {}
+
+    def to_dict(self) -> dict:
+        return {"type": type(self).__name__, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class SparseRegressionPrompts:
+    """Linear regression with ``sparsity``-sparse task vectors
+    (:func:`icl_lib.tasks.sparse_linear_regression`; Garg et al. 2022, chapter 5)."""
+
+    dim: int  # input dimension d
+    n_points: int  # points per prompt (the model predicts every one of them)
+    sparsity: int  # non-zero coordinates of w
+    noise_std: float = 0.0  # label noise sigma
+
+    def __post_init__(self):
+        check_positive_int("dim", self.dim)
+        check_positive_int("n_points", self.n_points)
+        check_positive_int("sparsity", self.sparsity)
+        check_real("noise_std", self.noise_std, minimum=0.0)
+
+    def _draw(self, batch_size, seed):
+        return sparse_linear_regression(
+            batch_size,
+            self.n_points,
+            self.dim,
+            self.sparsity,
+            noise_std=self.noise_std,
+            seed=seed,
+        )
+
+    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        return self._draw(batch_size, gen)
+
+    def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        return self._draw(size, seed)
 
     def state(self, step: int) -> dict:
         return {}

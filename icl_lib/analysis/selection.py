@@ -1,0 +1,286 @@
+"""Measurements for algorithm selection (chapter 5): errors by group of prompts and
+by noise level, a tuned learner's curve, and linear probes of the residual stream.
+
+* :func:`grouped_error_curves`: every predictor's error curve on each group of a batch
+  (noise level, task family);
+* :func:`tuned_error_curve`: a learner with its hyperparameter chosen per ``k`` on a
+  separate batch (the best Lasso of a grid);
+* :func:`noise_sweep`: error at each context size on prompts of one noise level, for a
+  grid of levels (the chapter's widget);
+* :func:`residual_features` and :func:`probe_by_layer`: a linear read-out of a label of
+  the prompt (its noise level, its family) from the residual stream after each layer,
+  with held-out accuracy (Bai et al. 2023 argue a selecting transformer must compute
+  such a statistic; the probe asks where it does).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from functools import partial
+
+import torch
+
+from .._checks import check_positive_int, check_real, check_tensor
+from ..prompts import PromptBatch
+from ..tasks import linear_regression
+from .curves import error_curve
+
+
+def _ints(ks) -> list[int]:
+    """Context sizes as Python ints (numpy integers accepted, floats refused)."""
+    try:
+        return [operator.index(k) for k in ks]
+    except TypeError as err:
+        message = f"ks: expected integer context sizes, got {list(ks)!r}"
+        raise TypeError(message) from err
+
+
+def _check_predictors(predictors) -> dict:
+    if not isinstance(predictors, Mapping) or not predictors:
+        raise TypeError(
+            "predictors: expected a non-empty dict name -> learner or model, got "
+            f"{type(predictors).__name__}"
+        )
+    return dict(predictors)
+
+
+def grouped_error_curves(
+    predictors: Mapping,
+    batch: PromptBatch,
+    groups: torch.Tensor,
+    ks: Sequence[int],
+    *,
+    min_context: Mapping[str, int] | None = None,
+) -> dict[str, torch.Tensor]:
+    """Error (squared, not divided by ``d``) of each predictor on each group of
+    prompts.
+
+    Args:
+        predictors: name -> learner or model (see :func:`~icl_lib.analysis.curves.
+            predictions`).
+        batch: the prompts.
+        groups: ``(B,)`` int64 group of each prompt, values ``0..G-1`` (e.g.
+            ``batch.component`` or ``batch.family``); every group must be present.
+        ks: context sizes.
+        min_context: name -> the smallest context a predictor is defined for (NaN
+            below it).
+
+    Returns name -> ``(G, len(ks))`` float64.
+    """
+    predictors = _check_predictors(predictors)
+    if not isinstance(batch, PromptBatch):
+        raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
+    check_tensor("groups", groups, 1, floating=False)
+    if groups.shape[0] != batch.batch_size:
+        raise ValueError(
+            f"groups: expected one group per prompt ({batch.batch_size}), got "
+            f"{groups.shape[0]}"
+        )
+    n_groups = int(groups.max()) + 1
+    if groups.min() < 0 or len(groups.unique()) != n_groups:
+        raise ValueError(
+            f"groups: expected every value 0..{n_groups - 1} to occur, got "
+            f"{sorted(groups.unique().tolist())}"
+        )
+    min_context = dict(min_context or {})
+    ks = _ints(ks)
+    parts = [batch.select((groups == g).nonzero().squeeze(1)) for g in range(n_groups)]
+    return {
+        name: torch.stack(
+            [
+                error_curve(
+                    p, part, ks, normalise=False, min_context=min_context.get(name, 0)
+                )
+                for part in parts
+            ]
+        )
+        for name, p in predictors.items()
+    }
+
+
+def tuned_error_curve(
+    learner,
+    tune_batch: PromptBatch,
+    batch: PromptBatch,
+    ks: Sequence[int],
+    grid: Sequence[float],
+    *,
+    param: str = "lam",
+) -> tuple[torch.Tensor, list[float]]:
+    """The error curve (squared, not divided by ``d``) of ``learner`` with ``param``
+    chosen, per ``k``, from ``grid`` as the value of smallest error on ``tune_batch``
+    (an oracle choice; chapter 5 tunes the Lasso's penalty this way).
+
+    Returns ``(errors (len(ks),) float64 on batch, chosen values)``.
+    """
+    if not callable(learner):
+        raise TypeError(f"learner: expected a callable, got {type(learner).__name__}")
+    if not isinstance(grid, (list, tuple)) or not grid:
+        raise TypeError(f"grid: expected a non-empty list of values, got {grid!r}")
+    grid = [check_real(f"grid[{i}]", v) for i, v in enumerate(grid)]
+    ks = _ints(ks)
+    tuning = torch.stack(
+        [
+            error_curve(partial(learner, **{param: v}), tune_batch, ks, normalise=False)
+            for v in grid
+        ]
+    )  # (len(grid), len(ks))
+    best = tuning.argmin(dim=0).tolist()
+    errors = torch.stack(
+        [
+            error_curve(
+                partial(learner, **{param: grid[b]}), batch, [k], normalise=False
+            )[0]
+            for k, b in zip(ks, best, strict=True)
+        ]
+    )
+    return errors, [grid[b] for b in best]
+
+
+def noise_sweep(
+    predictors: Mapping,
+    noise_levels: Sequence[float],
+    *,
+    dim: int,
+    n_points: int,
+    n_prompts: int = 2048,
+    seed: int = 0,
+    min_context: Mapping[str, int] | None = None,
+) -> torch.Tensor:
+    """Error (squared, not divided by ``d``) of every predictor at every context size
+    on prompts of each noise level in ``noise_levels``: ``(P, S, n_points)`` float64
+    for ``P`` predictors (in the order of the dict) and ``S`` levels.
+
+    Prompts: ``x, w ~ N(0, I_dim)``, ``y = <w, x> + sigma eps``, ``n_prompts`` of them
+    per level, the same inputs and tasks for every level (seed ``seed``).
+    """
+    predictors = _check_predictors(predictors)
+    if not isinstance(noise_levels, (list, tuple)) or not noise_levels:
+        raise TypeError(
+            f"noise_levels: expected a non-empty list of levels, got {noise_levels!r}"
+        )
+    levels = [
+        check_real(f"noise_levels[{i}]", s, minimum=0.0)
+        for i, s in enumerate(noise_levels)
+    ]
+    min_context = dict(min_context or {})
+    ks = range(n_points)
+    out = torch.empty(len(predictors), len(levels), n_points, dtype=torch.float64)
+    for j, sigma in enumerate(levels):
+        batch = linear_regression(n_prompts, n_points, dim, noise_std=sigma, seed=seed)
+        for i, (name, p) in enumerate(predictors.items()):
+            out[i, j] = error_curve(
+                p, batch, ks, normalise=False, min_context=min_context.get(name, 0)
+            )
+    return out
+
+
+def residual_features(model, batch: PromptBatch, ks: Sequence[int]) -> torch.Tensor:
+    """The residual stream of a GPT-style model (:class:`~icl_lib.models.gpt.
+    ICLTransformer`) at the token ``x_k`` (where ``y_k`` is predicted from ``k``
+    examples), before the first block and after every block:
+    ``(n_layer + 1, B, len(ks), C)``."""
+    if not hasattr(model, "run_with_cache"):
+        raise TypeError(
+            "model: expected a model with run_with_cache (an ICLTransformer), got "
+            f"{type(model).__name__}"
+        )
+    ks = _ints(ks)
+    if not ks or max(ks) >= batch.n_points or min(ks) < 0:
+        raise ValueError(
+            f"ks: expected context sizes in 0..{batch.n_points - 1}, got {ks}"
+        )
+    with torch.no_grad():
+        model.eval()
+        _, cache = model.run_with_cache(batch.xs, batch.ys)
+    n_layer = model.config.n_layer
+    streams = [cache["blocks.0.hook_resid_pre"]] + [
+        cache[f"blocks.{layer}.hook_resid_post"] for layer in range(n_layer)
+    ]
+    tokens = [2 * k for k in ks]  # x_k sits at token 2k
+    return torch.stack([s[:, tokens] for s in streams])
+
+
+def probe_accuracy(
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    train_fraction: float = 0.5,
+    lam: float = 1e-2,
+) -> float:
+    """Held-out accuracy of a linear read-out of binary ``labels`` from ``features``.
+
+    Least squares with a ridge penalty ``lam`` (after standardising each feature on
+    the training part) of the labels coded ``+-1`` on the first ``train_fraction`` of
+    the rows, scored by the sign on the others.
+
+    Args:
+        features: ``(B, C)``.
+        labels: ``(B,)`` integers in ``{0, 1}``.
+    """
+    check_tensor("features", features, 2)
+    check_tensor("labels", labels, 1, floating=False)
+    if labels.shape[0] != features.shape[0]:
+        raise ValueError(
+            f"labels: expected one label per row of features ({features.shape[0]}), "
+            f"got {labels.shape[0]}"
+        )
+    if not bool(((labels == 0) | (labels == 1)).all()):
+        raise ValueError(
+            f"labels: expected values in {{0, 1}}, got {labels.unique().tolist()}"
+        )
+    frac = check_real("train_fraction", train_fraction, minimum=0.0, strict=True)
+    if frac >= 1:
+        raise ValueError(f"train_fraction: expected a number < 1, got {frac}")
+    lam = check_real("lam", lam, minimum=0.0)
+    x = features.double()
+    y = labels.double() * 2 - 1
+    n_train = int(frac * x.shape[0])
+    if n_train < 1 or n_train >= x.shape[0]:
+        raise ValueError(
+            f"features: expected enough rows for a train and a test part, got "
+            f"{x.shape[0]}"
+        )
+    mean, std = x[:n_train].mean(0), x[:n_train].std(0).clamp(min=1e-8)
+    x = torch.cat(((x - mean) / std, torch.ones(x.shape[0], 1, dtype=x.dtype)), 1)
+    a, b = x[:n_train], y[:n_train]
+    gram = a.T @ a + lam * n_train * torch.eye(a.shape[1], dtype=x.dtype)
+    coef = torch.linalg.solve(gram, a.T @ b)
+    pred = torch.where(x[n_train:] @ coef >= 0, 1.0, -1.0).double()
+    return (pred == y[n_train:]).double().mean().item()
+
+
+def probe_by_layer(
+    model,
+    batch: PromptBatch,
+    labels: torch.Tensor,
+    ks: Sequence[int],
+    **probe,
+) -> torch.Tensor:
+    """Held-out accuracy of a linear read-out of ``labels (B,)`` from the residual
+    stream before the first block and after each block, at each context size:
+    ``(n_layer + 1, len(ks))`` float64 (:func:`residual_features`,
+    :func:`probe_accuracy`; keyword arguments go to the latter). Chapter 5 reads the
+    noise level of a prompt this way."""
+    feats = residual_features(model, batch, ks)  # (L + 1, B, K, C)
+    out = torch.empty(feats.shape[0], feats.shape[2], dtype=torch.float64)
+    for layer in range(feats.shape[0]):
+        for j in range(feats.shape[2]):
+            out[layer, j] = probe_accuracy(feats[layer, :, j], labels, **probe)
+    return out
+
+
+def bayes_label_accuracy(posterior: torch.Tensor, labels: torch.Tensor) -> float:
+    """Accuracy of the most probable label under ``posterior (B, G)`` against
+    ``labels (B,)``: the best any read-out of the context can do when the posterior is
+    exact (the probe's ceiling, e.g. :func:`icl_lib.learners.noise_posterior`)."""
+    check_tensor("posterior", posterior, 2)
+    check_tensor("labels", labels, 1, floating=False)
+    if labels.shape[0] != posterior.shape[0]:
+        raise ValueError(
+            f"labels: expected one label per row of posterior ({posterior.shape[0]}), "
+            f"got {labels.shape[0]}"
+        )
+    check_positive_int("posterior.shape[1]", posterior.shape[1])
+    return (posterior.argmax(1) == labels).double().mean().item()

@@ -1,0 +1,100 @@
+"""Presets of chapter 5 (algorithm selection).
+
+Every model has chapter 1's backbone (4 layers, width 64, two heads, ``d = 5``) and
+starts from ``overview_noiseless`` (a warm start: one parent for every model of the
+chapter); prompts have 11 points, so the context runs to ``k = 10 = 2d``.
+
+* ``selection_noise``: label noise ``sigma`` drawn per prompt from ``{0.1, 1.0}``
+  (Bai et al. 2023's noise-level selection, at a CPU's scale);
+* ``selection_families``: regression (``sigma = 0.5``) or logistic classification,
+  one half each (Bai et al.'s pre-ICL testing); ``selection_regression_only`` and
+  ``selection_classification_only`` train on one family for half the steps, so that
+  each sees as many prompts of its family as the mixture model;
+* ``selection_sparse``: 2-sparse task vectors with ``sigma = 0.1`` (Garg et al.
+  2022's sparse regression, at ``d = 5``).
+"""
+
+from __future__ import annotations
+
+from ..models.gpt import TransformerConfig
+from ..training.preset import Preset
+from ..training.samplers import (
+    FamilyMixturePrompts,
+    NoiseMixturePrompts,
+    SparseRegressionPrompts,
+)
+
+DIM = 5
+N_POINTS = 11  # k = 0..10 = 2d
+NOISE_LEVELS = (0.1, 1.0)
+FAMILY_NOISE_STD = 0.5  # the regression family's label noise (chapter 1's noisy task)
+SPARSITY = 2
+SPARSE_NOISE_STD = 0.1
+STEPS = 8000  # about 8 minutes on one CPU thread
+MODEL = TransformerConfig(n_dims=DIM, n_positions=21, n_embd=64, n_layer=4, n_head=2)
+
+
+def _warm(name, description, task, steps=STEPS):
+    return Preset(
+        name=name,
+        chapter="05_selection",
+        description=description + " From overview_noiseless (book preset, CPU).",
+        model=MODEL,
+        task=task,
+        loss="prefix_mse",
+        metric="error_by_k",
+        steps=steps,
+        batch_size=64,
+        lr=3e-4,
+        seed=5,
+        init_from="overview_noiseless",
+        cosine_decay=True,
+        grad_clip=1.0,
+    )
+
+
+PRESETS = (
+    _warm(
+        "selection_noise",
+        "d = 5 linear regression, 11 points, noise sigma drawn per prompt from "
+        "{0.1, 1.0}.",
+        NoiseMixturePrompts(dim=DIM, n_points=N_POINTS, noise_levels=NOISE_LEVELS),
+    ),
+    _warm(
+        "selection_families",
+        "d = 5, 11 points: regression (sigma = 0.5) or logistic classification, "
+        "one half each.",
+        FamilyMixturePrompts(dim=DIM, n_points=N_POINTS, noise_std=FAMILY_NOISE_STD),
+    ),
+    _warm(
+        "selection_regression_only",
+        "d = 5, 11 points, regression with sigma = 0.5 only, half the steps of "
+        "selection_families.",
+        FamilyMixturePrompts(
+            dim=DIM,
+            n_points=N_POINTS,
+            classification_prob=0.0,
+            noise_std=FAMILY_NOISE_STD,
+        ),
+        steps=STEPS // 2,
+    ),
+    _warm(
+        "selection_classification_only",
+        "d = 5, 11 points, logistic classification only, half the steps of "
+        "selection_families.",
+        FamilyMixturePrompts(
+            dim=DIM,
+            n_points=N_POINTS,
+            classification_prob=1.0,
+            noise_std=FAMILY_NOISE_STD,
+        ),
+        steps=STEPS // 2,
+    ),
+    _warm(
+        "selection_sparse",
+        "d = 5 linear regression, 11 points, 2-sparse task vectors, sigma = 0.1.",
+        SparseRegressionPrompts(
+            dim=DIM, n_points=N_POINTS, sparsity=SPARSITY, noise_std=SPARSE_NOISE_STD
+        ),
+    ),
+)

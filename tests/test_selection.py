@@ -1,0 +1,440 @@
+"""Chapter 5's learners, tasks and measurements: Lasso against references, post-ICL
+validation against the oracle choice, the pre-ICL routing statistic, the noise-mixture
+Bayes predictor; every identity in float64, every bad input rejected."""
+
+import math
+from functools import partial
+
+import numpy as np
+import pytest
+import torch
+
+from icl_lib.analysis.selection import (
+    bayes_label_accuracy,
+    grouped_error_curves,
+    noise_sweep,
+    probe_accuracy,
+    probe_by_layer,
+    residual_features,
+    tuned_error_curve,
+)
+from icl_lib.learners import (
+    binary_label_statistic,
+    gaussian_posterior,
+    ista,
+    lasso,
+    lasso_weights,
+    logistic_regression,
+    logistic_weights,
+    noise_mixture_posterior_mean,
+    noise_posterior,
+    ols,
+    post_icl_validation,
+    pre_icl_test,
+    ridge,
+    ridge_candidates,
+    soft_threshold,
+    validation_choice,
+    validation_losses,
+)
+from icl_lib.models.gpt import TransformerConfig
+from icl_lib.tasks import (
+    family_mixture,
+    linear_classification,
+    linear_regression,
+    noise_mixture_regression,
+    sparse_linear_regression,
+)
+from icl_lib.training.samplers import (
+    FamilyMixturePrompts,
+    NoiseMixturePrompts,
+    SparseRegressionPrompts,
+)
+
+F64 = torch.float64
+
+
+def _prompt(B=6, N=12, d=4, seed=0, noise=0.3):
+    batch = linear_regression(B, N + 1, d, noise_std=noise, seed=seed, dtype=F64)
+    return batch.prompt(N)
+
+
+# --- soft thresholding and the Lasso ---
+
+
+def test_soft_threshold_is_two_relus():
+    z = torch.linspace(-3, 3, 601, dtype=F64)
+    for t in (0.0, 0.4, 2.5):
+        relus = torch.relu(z - t) - torch.relu(-z - t)
+        assert torch.allclose(soft_threshold(z, t), relus, atol=0, rtol=0)
+    with pytest.raises(ValueError, match="threshold: expected a number >= 0"):
+        soft_threshold(z, -1.0)
+    with pytest.raises(TypeError, match="z: expected a torch.Tensor"):
+        soft_threshold([1.0], 0.1)
+
+
+def _kkt_violation(xs, ys, w, lam):
+    """Largest violation of the Lasso's optimality conditions, per prompt."""
+    N = xs.shape[1]
+    corr = torch.einsum("bnd,bn->bd", xs, ys - torch.einsum("bnd,bd->bn", xs, w)) / N
+    on = w != 0
+    v_on = (corr - lam * torch.sign(w)).abs() * on
+    v_off = (corr.abs() - lam).clamp(min=0) * ~on
+    return (v_on + v_off).amax(1)
+
+
+@pytest.mark.parametrize("N", [3, 8, 30])
+def test_lasso_satisfies_its_optimality_conditions(N):
+    xs, ys, _, _ = _prompt(B=4 if N < 6 else 10, N=N, d=6, seed=N)
+    for lam in (0.01, 0.1, 1.0):
+        # Below N = d the objective is not strongly convex: more sweeps.
+        w = lasso_weights(xs, ys, lam, sweeps=10_000 if N < 6 else 2000)
+        assert _kkt_violation(xs, ys, w, lam).max() < 1e-9
+
+
+def _reference_lasso(X, y, lam, iters=50_000):
+    """A plain numpy ISTA, run far past convergence (the reference solution)."""
+    N = X.shape[0]
+    L = np.linalg.eigvalsh(X.T @ X / N)[-1]
+    w = np.zeros(X.shape[1])
+    for _ in range(iters):
+        z = w - X.T @ (X @ w - y) / (N * L)
+        w = np.sign(z) * np.maximum(np.abs(z) - lam / L, 0)
+    return w
+
+
+def test_lasso_matches_a_reference_solver():
+    xs, ys, _, _ = _prompt(B=3, N=20, d=5, seed=7)
+    w = lasso_weights(xs, ys, 0.05, sweeps=500)
+    for b in range(3):
+        ref = _reference_lasso(xs[b].numpy(), ys[b].numpy(), 0.05)
+        np.testing.assert_allclose(w[b].numpy(), ref, atol=1e-9)
+
+
+def test_lasso_on_an_orthogonal_design_is_soft_thresholded_correlation():
+    N, d = 8, 4
+    q, _ = torch.linalg.qr(torch.randn(N, d, dtype=F64, generator=torch.manual_seed(0)))
+    xs = (math.sqrt(N) * q).unsqueeze(0)  # X^T X / N = I
+    ys = torch.randn(1, N, dtype=F64, generator=torch.manual_seed(1))
+    expected = soft_threshold(xs[0].T @ ys[0] / N, 0.2)
+    assert torch.allclose(lasso_weights(xs, ys, 0.2)[0], expected, atol=1e-12)
+
+
+def test_lasso_limits_and_ista():
+    xs, ys, xq, _ = _prompt(N=15, d=4)
+    assert torch.allclose(lasso(xs, ys, xq, 0.0, sweeps=3000), ols(xs, ys, xq))
+    huge = lasso(xs, ys, xq, 1e6)
+    assert torch.equal(huge, torch.zeros_like(huge))
+    exact = lasso(xs, ys, xq, 0.1, sweeps=1000)
+    assert torch.allclose(ista(xs, ys, xq, 0.1, steps=5000), exact, atol=1e-9)
+    gaps = [(ista(xs, ys, xq, 0.1, steps=t) - exact).abs().max() for t in (1, 10, 100)]
+    assert gaps[0] > gaps[1] > gaps[2]
+    empty = lasso(xs[:, :0], ys[:, :0], xq, 0.1)
+    assert torch.equal(empty, torch.zeros_like(empty))
+    assert torch.equal(ista(xs[:, :0], ys[:, :0], xq, 0.1, 3), empty)
+
+
+def test_lasso_rejects_bad_input():
+    xs, ys, xq, _ = _prompt()
+    with pytest.raises(ValueError, match="lam: expected a number >= 0"):
+        lasso(xs, ys, xq, -0.1)
+    with pytest.raises(ValueError, match="sweeps: expected an int >= 1"):
+        lasso(xs, ys, xq, 0.1, sweeps=0)
+    with pytest.raises(ValueError, match="x_query: expected shape"):
+        lasso(xs, ys, xq[:, :2], 0.1)
+    with pytest.raises(TypeError, match="ys: expected dtype"):
+        lasso(xs, ys.float(), xq, 0.1)
+    with pytest.raises(ValueError, match="steps: expected an int >= 0"):
+        ista(xs, ys, xq, 0.1, steps=-1)
+
+
+# --- logistic regression ---
+
+
+def test_logistic_regression_is_stationary():
+    batch = linear_classification(8, 21, 5, seed=3, dtype=F64)
+    for k in (2, 5, 20):
+        xs, ys, xq, _ = batch.prompt(k)
+        for lam in (0.5, 1.0):
+            w = logistic_weights(xs, ys, lam)
+            margin = ys * torch.einsum("bnd,bd->bn", xs, w)
+            grad = (
+                -torch.einsum("bnd,bn->bd", xs, ys * torch.sigmoid(-margin)) + lam * w
+            )
+            assert grad.abs().max() < 1e-10
+            z = (w * xq).sum(1)
+            assert torch.allclose(
+                logistic_regression(xs, ys, xq, lam), torch.tanh(z / 2)
+            )
+            assert torch.allclose(
+                logistic_regression(xs, ys, xq, lam, output="logit"), z
+            )
+
+
+def test_logistic_regression_rejects_bad_input():
+    batch = linear_classification(4, 6, 3, seed=0, dtype=F64)
+    xs, ys, xq, _ = batch.prompt(5)
+    with pytest.raises(
+        ValueError, match=r"ys: expected labels in \{-1, \+1\}, got 0.5"
+    ):
+        logistic_regression(xs, torch.full_like(ys, 0.5), xq)
+    with pytest.raises(ValueError, match="lam: expected a number > 0"):
+        logistic_regression(xs, ys, xq, 0.0)
+    with pytest.raises(ValueError, match="output: expected 'mean' or 'logit'"):
+        logistic_regression(xs, ys, xq, output="probability")
+
+
+# --- post-ICL validation ---
+
+
+def test_validation_losses_are_the_split_fit_errors():
+    xs, ys, _, _ = _prompt(B=4, N=10, d=3)
+    cands = ridge_candidates([0.01, 1.0, 100.0])
+    losses = validation_losses(xs, ys, cands, n_val=4)
+    for j, c in enumerate(cands):
+        direct = torch.stack(
+            [(c(xs[:, :6], ys[:, :6], xs[:, i]) - ys[:, i]) ** 2 for i in range(6, 10)]
+        ).mean(0)
+        assert torch.allclose(losses[:, j], direct, atol=1e-12)
+    assert torch.equal(validation_choice(xs, ys, cands, n_val=4), losses.argmin(1))
+
+
+def test_post_icl_validation_picks_the_oracle_lambda_on_constructed_prompts():
+    # Half the prompts are almost noiseless (the oracle is the smallest lambda), half
+    # are pure noise, w = 0 (the oracle is the largest). A long validation part makes
+    # the validation loss a sharp estimate of each candidate's risk.
+    B, n_fit, n_val, d = 200, 8, 400, 4
+    gen = torch.Generator().manual_seed(0)
+    xs = torch.randn(B, n_fit + n_val, d, generator=gen, dtype=F64)
+    w = torch.randn(B, d, generator=gen, dtype=F64)
+    w[B // 2 :] = 0
+    sigma = torch.where(torch.arange(B) < B // 2, 0.01, 1.0).to(F64)
+    ys = torch.einsum("bnd,bd->bn", xs, w) + sigma[:, None] * torch.randn(
+        B, n_fit + n_val, generator=gen, dtype=F64
+    )
+    lams = [1e-4, 1.0, 1e4]
+    cands = ridge_candidates(lams)
+    choice = validation_choice(xs, ys, cands, n_val=n_val)
+    # The oracle: the candidate whose training-part fit has the smallest risk,
+    # E (<w_hat - w, x>)^2 + sigma^2 = ||w_hat - w||^2 + sigma^2 for x ~ N(0, I).
+    eye = torch.eye(d, dtype=F64)
+    risks = []
+    for lam in lams:
+        X, y = xs[:, :n_fit], ys[:, :n_fit]
+        w_hat = torch.linalg.solve(
+            X.transpose(1, 2) @ X + lam * eye, X.transpose(1, 2) @ y.unsqueeze(-1)
+        ).squeeze(-1)
+        risks.append(((w_hat - w) ** 2).sum(1))
+    oracle = torch.stack(risks, 1).argmin(1)
+    assert (choice == oracle).double().mean() >= 0.99
+    assert bool((oracle[: B // 2] == 0).all()) and bool((oracle[B // 2 :] == 2).all())
+    # The prediction is the chosen candidate's, refitted on the whole context or not.
+    xq = torch.randn(B, d, generator=gen, dtype=F64)
+    refit = post_icl_validation(xs, ys, xq, cands, n_val=n_val)
+    split = post_icl_validation(xs, ys, xq, cands, n_val=n_val, refit=False)
+    for j, c in enumerate(cands):
+        m = choice == j
+        assert torch.allclose(refit[m], c(xs, ys, xq)[m])
+        assert torch.allclose(split[m], c(xs[:, :n_fit], ys[:, :n_fit], xq)[m])
+
+
+def test_post_icl_validation_with_one_candidate_is_that_candidate():
+    xs, ys, xq, _ = _prompt()
+    one = [partial(ridge, lam=0.3)]
+    assert torch.equal(post_icl_validation(xs, ys, xq, one), ridge(xs, ys, xq, 0.3))
+
+
+def test_post_icl_validation_rejects_bad_input():
+    xs, ys, xq, _ = _prompt(N=6)
+    cands = ridge_candidates([0.1, 1.0])
+    with pytest.raises(ValueError, match="xs: expected at least 2 context examples"):
+        post_icl_validation(xs[:, :1], ys[:, :1], xq, cands)
+    with pytest.raises(ValueError, match="n_val: expected fewer validation examples"):
+        post_icl_validation(xs, ys, xq, cands, n_val=6)
+    with pytest.raises(TypeError, match="candidates: expected a non-empty list"):
+        post_icl_validation(xs, ys, xq, [])
+    with pytest.raises(TypeError, match=r"candidates\[1\]: expected a learner"):
+        post_icl_validation(xs, ys, xq, [cands[0], 3.0])
+    with pytest.raises(TypeError, match="lams: expected a non-empty list"):
+        ridge_candidates(0.1)
+    with pytest.raises(ValueError, match=r"lams\[0\]: expected a number >= 0"):
+        ridge_candidates([-1.0])
+
+
+# --- pre-ICL testing ---
+
+
+def test_binary_label_statistic_separates_the_families():
+    batch = family_mixture(400, 11, 5, seed=0, dtype=F64)
+    for k in (1, 5, 10):
+        stat = binary_label_statistic(batch.ys[:, :k])
+        cls = batch.family == 1
+        assert bool((stat[cls] == 0).all()) and bool((stat[~cls] > 0).all())
+    assert torch.equal(
+        binary_label_statistic(batch.ys[:, :0]), torch.zeros(400, dtype=F64)
+    )
+    manual = torch.tensor([[1.0, -1.0, 1.5], [0.0, 1.0, -1.0]], dtype=F64)
+    assert torch.equal(
+        binary_label_statistic(manual), torch.tensor([0.5, 1.0], dtype=F64)
+    )
+    with pytest.raises(ValueError, match="ys: expected 2 dimensions"):
+        binary_label_statistic(torch.ones(3, dtype=F64))
+
+
+def test_pre_icl_test_routes_each_family_to_its_learner():
+    batch = family_mixture(300, 11, 5, seed=1, dtype=F64)
+    xs, ys, xq, _ = batch.prompt(8)
+    routed = pre_icl_test(xs, ys, xq)
+    cls = batch.family == 1
+    assert torch.allclose(routed[cls], logistic_regression(xs[cls], ys[cls], xq[cls]))
+    assert torch.allclose(routed[~cls], ridge(xs[~cls], ys[~cls], xq[~cls], 0.25))
+    with pytest.raises(ValueError, match="tol: expected a number >= 0"):
+        pre_icl_test(xs, ys, xq, tol=-1.0)
+    with pytest.raises(TypeError, match="binary: expected a learner"):
+        pre_icl_test(xs, ys, xq, binary="logistic")
+
+
+# --- the noise-mixture Bayes predictor ---
+
+
+def test_noise_posterior_matches_the_evidence_of_each_level():
+    xs, ys, xq, _ = _prompt(B=5, N=7, d=3, noise=0.5)
+    levels = (0.1, 0.5, 1.0)
+    post = noise_posterior(xs, ys, levels, weights=(0.2, 0.3, 0.5))
+    log_ev = torch.stack(
+        [
+            gaussian_posterior(
+                xs,
+                ys,
+                prior_mean=torch.zeros(3, dtype=F64),
+                prior_cov=torch.eye(3, dtype=F64),
+                noise_std=s,
+            ).log_evidence
+            for s in levels
+        ],
+        1,
+    )
+    expected = torch.softmax(log_ev + torch.tensor([0.2, 0.3, 0.5], dtype=F64).log(), 1)
+    assert torch.allclose(post, expected, atol=1e-12)
+    mean = noise_mixture_posterior_mean(xs, ys, xq, levels, weights=(0.2, 0.3, 0.5))
+    ridges = torch.stack([ridge(xs, ys, xq, s**2) for s in levels], 1)
+    assert torch.allclose(mean, (expected * ridges).sum(1), atol=1e-12)
+    one = noise_mixture_posterior_mean(xs, ys, xq, (0.5,))
+    assert torch.allclose(one, ridge(xs, ys, xq, 0.25), atol=1e-12)
+    empty = noise_posterior(xs[:, :0], ys[:, :0], levels)
+    assert torch.allclose(empty, torch.full((5, 3), 1 / 3, dtype=F64))
+
+
+def test_noise_posterior_rejects_bad_input():
+    xs, ys, _, _ = _prompt()
+    with pytest.raises(ValueError, match="weights: expected 2 prior weights"):
+        noise_posterior(xs, ys, (0.1, 1.0), weights=(1.0,))
+    with pytest.raises(ValueError, match="weights: expected weights summing to 1"):
+        noise_posterior(xs, ys, (0.1, 1.0), weights=(0.5, 0.6))
+    with pytest.raises(ValueError, match=r"noise_levels\[1\]: expected a number > 0"):
+        noise_posterior(xs, ys, (0.1, 0.0))
+    with pytest.raises(TypeError, match="noise_levels: expected a non-empty tuple"):
+        noise_posterior(xs, ys, 0.1)
+
+
+# --- tasks and samplers ---
+
+
+def test_the_new_prompt_distributions():
+    b = noise_mixture_regression(2000, 4, 3, (0.1, 1.0), seed=0, dtype=F64)
+    assert torch.equal(b.sigmas, torch.tensor([0.1, 1.0], dtype=F64)[b.component])
+    resid = b.ys - torch.einsum("bnd,bd->bn", b.xs, b.w)
+    for c, s in enumerate((0.1, 1.0)):
+        assert abs(resid[b.component == c].std().item() / s - 1) < 0.05
+    fam = family_mixture(4000, 3, 2, classification_prob=0.25, seed=0)
+    assert abs(fam.family.double().mean().item() - 0.25) < 0.03
+    assert bool((fam.ys[fam.family == 1].abs() == 1).all())
+    only = family_mixture(10, 3, 2, classification_prob=0.0, seed=0)
+    assert int(only.family.sum()) == 0
+    c = linear_classification(20000, 1, 2, seed=0, dtype=F64)
+    z = torch.einsum("bnd,bd->bn", c.xs, c.w)
+    # P(y = 1 | z) = sigmoid(z): E[y - tanh(z / 2)] = 0.
+    assert abs((c.ys - torch.tanh(z / 2)).mean().item()) < 0.02
+    with pytest.raises(ValueError, match="classification_prob: expected a number <= 1"):
+        family_mixture(2, 2, 2, classification_prob=1.5)
+    with pytest.raises(TypeError, match="noise_levels: expected a non-empty tuple"):
+        noise_mixture_regression(2, 2, 2, ())
+    for sampler in (
+        NoiseMixturePrompts(dim=3, n_points=5),
+        FamilyMixturePrompts(dim=3, n_points=5),
+        SparseRegressionPrompts(dim=3, n_points=5, sparsity=2),
+    ):
+        batch = sampler.sample(4, 0, torch.Generator().manual_seed(0))
+        assert batch.xs.shape == (4, 5, 3) and sampler.eval_batch(2, 0).ys.shape == (
+            2,
+            5,
+        )
+        assert sampler.to_dict()["type"] == type(sampler).__name__
+    with pytest.raises(ValueError, match=r"noise_levels\[0\]: expected a number > 0"):
+        NoiseMixturePrompts(dim=3, n_points=5, noise_levels=(0.0,))
+
+
+# --- measurements ---
+
+
+def test_grouped_and_tuned_error_curves():
+    b = noise_mixture_regression(300, 6, 3, (0.1, 1.0), seed=0, dtype=F64)
+    curves = grouped_error_curves(
+        {"ridge": partial(ridge, lam=0.1), "ols": ols}, b, b.component, [0, 3, 5]
+    )
+    assert curves["ridge"].shape == (2, 3)
+    assert curves["ridge"][1, 0] > curves["ridge"][0, 0]  # k = 0: 3 + sigma^2
+    with pytest.raises(ValueError, match="groups: expected one group per prompt"):
+        grouped_error_curves({"ols": ols}, b, b.component[:5], [1])
+    with pytest.raises(TypeError, match="predictors: expected a non-empty dict"):
+        grouped_error_curves([ols], b, b.component, [1])
+    s = sparse_linear_regression(200, 8, 4, 1, noise_std=0.1, seed=0, dtype=F64)
+    t = sparse_linear_regression(200, 8, 4, 1, noise_std=0.1, seed=1, dtype=F64)
+    errors, chosen = tuned_error_curve(lasso, t, s, [2, 6], [0.001, 0.05, 5.0])
+    assert errors.shape == (2,) and set(chosen) <= {0.001, 0.05, 5.0}
+    assert chosen[1] != 5.0  # with 6 examples a huge penalty is never best
+    with pytest.raises(TypeError, match="grid: expected a non-empty list"):
+        tuned_error_curve(lasso, t, s, [2], [])
+    sweep = noise_sweep(
+        {"ols": ols, "ridge": partial(ridge, lam=1.0)},
+        [0.0, 1.0],
+        dim=3,
+        n_points=6,
+        n_prompts=64,
+    )
+    assert sweep.shape == (2, 2, 6) and sweep[0, 0, 5] < 1e-8
+
+
+def test_probes():
+    gen = torch.Generator().manual_seed(0)
+    labels = torch.randint(2, (400,), generator=gen)
+    feats = torch.randn(400, 6, generator=gen)
+    feats[:, 2] += 4 * labels
+    assert probe_accuracy(feats, labels) > 0.95
+    assert abs(probe_accuracy(torch.randn(400, 6, generator=gen), labels) - 0.5) < 0.12
+    with pytest.raises(ValueError, match=r"labels: expected values in \{0, 1\}"):
+        probe_accuracy(feats, labels + 1)
+    with pytest.raises(ValueError, match="labels: expected one label per row"):
+        probe_accuracy(feats, labels[:3])
+    with pytest.raises(ValueError, match="train_fraction: expected a number < 1"):
+        probe_accuracy(feats, labels, train_fraction=1.0)
+    post = torch.tensor([[0.9, 0.1], [0.2, 0.8]])
+    assert bayes_label_accuracy(post, torch.tensor([0, 0])) == 0.5
+    model = TransformerConfig(n_dims=3, n_positions=6, n_embd=8, n_layer=2, n_head=2)
+    model = model.build(0)
+    b = noise_mixture_regression(40, 6, 3, (0.1, 1.0), seed=0)
+    feats = residual_features(model, b, [0, 2, 5])
+    assert feats.shape == (3, 40, 3, 8)
+    acc = probe_by_layer(model, b, b.component, [2, 5])
+    assert acc.shape == (3, 2) and bool(((acc >= 0) & (acc <= 1)).all())
+    with pytest.raises(ValueError, match="ks: expected context sizes in 0..5"):
+        residual_features(model, b, [6])
+    with pytest.raises(TypeError, match="model: expected a model with run_with_cache"):
+        residual_features(ols, b, [1])
+
+
+def test_the_binary_test_function_is_a_sum_of_relus():
+    # ||y| - 1| = -y - 1 + 2 relu(y + 1) - 2 relu(y) + 2 relu(y - 1) (chapter 5).
+    y = torch.linspace(-4, 4, 8001, dtype=F64)
+    relus = -y - 1 + 2 * torch.relu(y + 1) - 2 * torch.relu(y) + 2 * torch.relu(y - 1)
+    assert torch.allclose(relus, (y.abs() - 1).abs(), atol=1e-15, rtol=0)
