@@ -33,9 +33,9 @@ def annotated_heatmap(
             f"{values.shape}"
         )
     if ax is None:
-        fig, ax = plt.subplots(
-            figsize=(2.5 + 1.3 * len(col_labels), 1.2 + 0.6 * len(row_labels))
-        )
+        # At most 7 in wide: a wider figure is shrunk on the page, text and all.
+        width = min(7.0, 2.5 + 1.3 * len(col_labels))
+        fig, ax = plt.subplots(figsize=(width, 1.2 + 0.6 * len(row_labels)))
     else:
         fig = ax.figure
     sns.heatmap(

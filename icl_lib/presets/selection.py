@@ -2,10 +2,12 @@
 
 Every model has chapter 1's backbone (4 layers, width 64, two heads, ``d = 5``) and
 starts from ``overview_noiseless`` (a warm start: one parent for every model of the
-chapter); prompts have 11 points, so the context runs to ``k = 10 = 2d``.
+chapter, except ``selection_noise_long``, which continues ``selection_noise``); prompts
+have 11 points, so the context runs to ``k = 10 = 2d``.
 
 * ``selection_noise``: label noise ``sigma`` drawn per prompt from ``{0.1, 1.0}``
   (Bai et al. 2023's noise-level selection, at a CPU's scale);
+  ``selection_noise_long`` continues it for as many steps again;
 * ``selection_families``: regression (``sigma = 0.5``) or logistic classification,
   one half each (Bai et al.'s pre-ICL testing); ``selection_regression_only`` and
   ``selection_classification_only`` train on one family for half the steps, so that
@@ -34,11 +36,11 @@ STEPS = 8000  # about 8 minutes on one CPU thread
 MODEL = TransformerConfig(n_dims=DIM, n_positions=21, n_embd=64, n_layer=4, n_head=2)
 
 
-def _warm(name, description, task, steps=STEPS):
+def _warm(name, description, task, steps=STEPS, init_from="overview_noiseless"):
     return Preset(
         name=name,
         chapter="05_selection",
-        description=description + " From overview_noiseless (book preset, CPU).",
+        description=description + f" From {init_from} (book preset, CPU).",
         model=MODEL,
         task=task,
         loss="prefix_mse",
@@ -47,7 +49,7 @@ def _warm(name, description, task, steps=STEPS):
         batch_size=64,
         lr=3e-4,
         seed=5,
-        init_from="overview_noiseless",
+        init_from=init_from,
         cosine_decay=True,
         grad_clip=1.0,
     )
@@ -59,6 +61,13 @@ PRESETS = (
         "d = 5 linear regression, 11 points, noise sigma drawn per prompt from "
         "{0.1, 1.0}.",
         NoiseMixturePrompts(dim=DIM, n_points=N_POINTS, noise_levels=NOISE_LEVELS),
+    ),
+    # The same run continued: does more training close the gap on sigma = 0.1?
+    _warm(
+        "selection_noise_long",
+        "selection_noise trained for as many steps again.",
+        NoiseMixturePrompts(dim=DIM, n_points=N_POINTS, noise_levels=NOISE_LEVELS),
+        init_from="selection_noise",
     ),
     _warm(
         "selection_families",
