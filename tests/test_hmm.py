@@ -8,6 +8,8 @@ import math
 import pytest
 import torch
 
+from icl_lib.analysis.concepts import accuracy_gap, concept_curves
+from icl_lib.models import TokenTransformerConfig
 from icl_lib.tasks import (
     ConceptPromptBatch,
     HMMConceptMixture,
@@ -15,6 +17,7 @@ from icl_lib.tasks import (
     forward_filter,
 )
 from icl_lib.tasks.hmm import DELIMITER
+from icl_lib.training.samplers import HMMDocuments
 
 DT = torch.float64
 
@@ -243,7 +246,51 @@ def test_bad_input_is_refused():
         forward_filter(tokens, torch.tensor([0]), start, transition[:1], emission)
     with pytest.raises(ValueError, match=r"start: expected shape \(C, H\) or"):
         forward_filter(tokens, torch.tensor([0]), start[:, :2], transition, emission)
+    with pytest.raises(ValueError, match="length: expected an int >= 2, got 1"):
+        HMMDocuments(length=1)
+    with pytest.raises(ValueError, match=r"delimiter_prob: expected a number in"):
+        HMMDocuments(length=5, delimiter_prob=1.0)
     wide = tiny_mixture(vocab_size=10)  # 4 memory entries: some tokens never occur
     unused = sorted(set(range(1, 10)) - set(wide.memory.reshape(-1).tolist()))[0]
     with pytest.raises(ValueError, match="tokens: expected sequences of positive"):
         wide.predictive(tokens + unused, torch.tensor([0]))
+
+
+class BayesAsModel:
+    """The Bayes predictor behind a model's interface: its curves must be Bayes's."""
+
+    def __init__(self, mixture):
+        self.mixture = mixture
+
+    def next_token_probs(self, tokens, positions):
+        return self.mixture.predictive(tokens, positions)
+
+
+def test_concept_curves_score_every_predictor_on_the_same_prompts():
+    mix = HMMConceptMixture(seed=0)
+    prompts = mix.sample_prompts(300, 6, seed=9)
+    curves = concept_curves(BayesAsModel(mix), mix, prompts, ns=[0, 2, 6])
+    assert curves["ns"] == [0, 2, 6]
+    for measure in ("accuracy", "token_accuracy", "log_loss"):
+        assert set(curves[measure]) == {"transformer", "Bayes", "oracle"}
+        assert all(v.shape == (3,) for v in curves[measure].values())
+        torch.testing.assert_close(
+            curves[measure]["transformer"], curves[measure]["Bayes"]
+        )
+    assert accuracy_gap(curves) == 0.0
+    assert (curves["accuracy"]["oracle"] == 1).all()  # GINC's label is its argmax
+    assert (curves["posterior"] > 0).all() and (curves["posterior"] <= 1).all()
+    # the oracle knows the concept: lower log-loss than Bayes on average
+    assert curves["log_loss"]["oracle"].mean() < curves["log_loss"]["Bayes"].mean()
+    model = TokenTransformerConfig(vocab_size=16, n_ctx=27, n_embd=8, n_head=2).build()
+    untrained = concept_curves(model, mix, prompts)
+    assert untrained["ns"] == list(range(7))
+    assert untrained["accuracy"]["transformer"].dtype == DT
+    with pytest.raises(ValueError, match=r"ns: expected example counts in \[0, 6\]"):
+        concept_curves(model, mix, prompts, ns=[7])
+    with pytest.raises(TypeError, match="model: expected a causal token model"):
+        concept_curves(object(), mix, prompts)
+    with pytest.raises(TypeError, match="prompts: expected a ConceptPromptBatch"):
+        concept_curves(model, mix, TokenBatch(prompts.tokens, prompts.concepts))
+    with pytest.raises(ValueError, match="curves: expected an accuracy curve for"):
+        accuracy_gap(curves, "transformer", "ridge")

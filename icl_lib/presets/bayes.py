@@ -10,7 +10,9 @@ width 64, ``d = 5``) and changes its head or its prior:
   ``w = (+-3, v)``, from ``overview_noiseless``;
 * ``bayes_posterior_mean`` then ``bayes_posterior``: a Gaussian over ``w`` trained on
   ``(w, prompt)`` pairs (the question of Reuter et al. 2025), its mean first, from
-  ``overview_noisy``.
+  ``overview_noisy`` (``bayes_posterior_direct``: the same trained by the NLL alone);
+* ``bayes_concepts``: a small token transformer pretrained on documents of a GINC-like
+  mixture of HMMs (Xie et al. 2022), from scratch.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from __future__ import annotations
 from ..models.gpt import TransformerConfig
 from ..models.pfn import PredictiveConfig, equal_mass_borders
 from ..models.posterior_net import PosteriorConfig
+from ..models.token_gpt import TokenTransformerConfig
 from ..tasks import linear_regression
 from ..training.loop import Curriculum
 from ..training.preset import Preset
-from ..training.samplers import MixturePriorPrompts, RegressionPrompts
+from ..training.samplers import HMMDocuments, MixturePriorPrompts, RegressionPrompts
 
 DIM = 5
 N_POINTS = 21
@@ -31,6 +34,7 @@ NOISE_STD = 0.5
 N_BUCKETS = 1000
 MIXTURE_POINTS = 11  # k = 0..2d: the mixture matters below k = d
 MIXTURE_NOISE_STD = 0.1  # small, so that every posterior stays proper beyond k = d
+CONCEPT_CTX = 68  # tokens the latent-concept model reads
 # The backbone of chapter 1's checkpoints, which every model here starts from.
 BACKBONE = {
     "n_dims": DIM,
@@ -143,5 +147,29 @@ PRESETS = (
         "posterior_nll",
         "bayes_posterior_mean",
         steps=3000,
+    ),
+    # Experiment 3, latent concepts (Xie et al. 2022): a causal token transformer
+    # pretrained on the documents of a GINC-like mixture of 5 HMMs (icl_lib.tasks.hmm).
+    # Its context holds prompts of up to 16 examples of k = 3 tokens and a test input:
+    # (16 + 1) * 4 - 1 = 67 tokens; documents have n_ctx + 1 tokens (next_token_ce reads
+    # n_ctx of them). The mixture is HMMDocuments' default (mixture_seed 0).
+    Preset(
+        name="bayes_concepts",
+        chapter="04_bayesian",
+        description="A 2-layer token transformer pretrained on documents of a "
+        "GINC-like mixture of 5 HMMs (25 hidden states, 16 tokens), context 68 "
+        "(book preset, CPU).",
+        model=TokenTransformerConfig(
+            vocab_size=16, n_ctx=CONCEPT_CTX, n_embd=64, n_layer=2, n_head=4
+        ),
+        task=HMMDocuments(length=CONCEPT_CTX + 1),
+        loss="next_token_ce",
+        metric="query_loss",
+        steps=20_000,
+        batch_size=32,
+        lr=3e-3,
+        grad_clip=1.0,
+        cosine_decay=True,
+        eval_size=1024,
     ),
 )

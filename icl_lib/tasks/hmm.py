@@ -200,6 +200,8 @@ class HMMConceptMixture:
         start_temp: temperature of the start distribution's random logits (GINC: 10).
         entity_stay: weight of the identity in the entity chain (GINC: 0.9).
         smoothing: weight of the uniform matrix mixed into both chains (GINC: 0).
+        delimiter_prob: probability that a delimiter follows a non-delimiter property,
+            the same for every concept (GINC: set by each concept's permutations).
         seed, dtype: as everywhere.
     """
 
@@ -224,13 +226,13 @@ class HMMConceptMixture:
         check_positive_int("vocab_size", vocab_size, minimum=2)
         check_real("transition_temp", transition_temp, minimum=0.0, strict=True)
         check_real("start_temp", start_temp, minimum=0.0, strict=True)
-        for name, value in (
-            ("entity_stay", entity_stay),
-            ("smoothing", smoothing),
-            ("delimiter_prob", delimiter_prob),
-        ):
+        for name, value in (("entity_stay", entity_stay), ("smoothing", smoothing)):
             if not 0.0 <= check_real(name, value) <= 1.0:
                 raise ValueError(f"{name}: expected a number in [0, 1], got {value}")
+        if not 0.0 <= check_real("delimiter_prob", delimiter_prob) < 1.0:
+            raise ValueError(
+                f"delimiter_prob: expected a number in [0, 1), got {delimiter_prob}"
+            )
         check_dtype("dtype", dtype)
         gen = make_generator(seed)
         E, S, V = n_entities, n_properties, vocab_size
@@ -315,8 +317,9 @@ class HMMConceptMixture:
 
         Per prompt: a concept from the prior and a start property uniform over the
         non-delimiter ones; per example: an entity uniformly, then
-        ``example_length - 1`` transitions of the concept's HMM; examples joined by the
-        delimiter. Tokens ``(B, (n_examples + 1) (example_length + 1) - 1)``.
+        ``example_length - 1`` transitions of the concept's HMM that avoid the delimiter
+        property (:attr:`example_transition`); examples joined by the delimiter.
+        Tokens ``(B, (n_examples + 1) (example_length + 1) - 1)``.
         """
         check_positive_int("batch_size", batch_size)
         check_positive_int("n_examples", n_examples, minimum=0)
