@@ -23,6 +23,7 @@ from icl_lib.learners import (
     gaussian_posterior,
     ista,
     lasso,
+    lasso_exact_weights,
     lasso_weights,
     logistic_regression,
     logistic_weights,
@@ -438,3 +439,42 @@ def test_the_binary_test_function_is_a_sum_of_relus():
     y = torch.linspace(-4, 4, 8001, dtype=F64)
     relus = -y - 1 + 2 * torch.relu(y + 1) - 2 * torch.relu(y) + 2 * torch.relu(y - 1)
     assert torch.allclose(relus, (y.abs() - 1).abs(), atol=1e-15, rtol=0)
+
+
+@pytest.mark.parametrize("N", [1, 2, 4, 5, 8])
+def test_exact_lasso_satisfies_the_optimality_conditions(N):
+    """KKT: X_j^T r / N = lam sign(w_j) on the support, |X_j^T r / N| <= lam off it;
+    coordinate descent, even after 5000 sweeps, does no better when N <= d."""
+    g = torch.Generator().manual_seed(N)
+    xs = torch.randn(64, N, 5, generator=g, dtype=torch.float64)
+    w = torch.randn(64, 5, generator=g, dtype=torch.float64) * (
+        torch.rand(64, 5, generator=g) < 0.4
+    )
+    ys = (xs @ w.unsqueeze(-1)).squeeze(-1) + 0.1 * torch.randn(
+        64, N, generator=g, dtype=torch.float64
+    )
+
+    def objective(v):
+        resid = ys - (xs @ v.unsqueeze(-1)).squeeze(-1)
+        return (resid**2).sum(1) / (2 * N) + lam * v.abs().sum(1)
+
+    for lam in (0.003, 0.05, 0.5):
+        exact = lasso_exact_weights(xs, ys, lam)
+        resid = ys - (xs @ exact.unsqueeze(-1)).squeeze(-1)
+        grad = (xs.transpose(1, 2) @ resid.unsqueeze(-1)).squeeze(-1) / N
+        active = exact != 0
+        assert torch.allclose(grad[active], lam * exact[active].sign(), atol=1e-10)
+        assert bool((grad[~active].abs() <= lam + 1e-10).all())
+        slow = lasso_weights(xs, ys, lam, sweeps=5000)
+        assert bool((objective(exact) <= objective(slow) + 1e-12).all())
+        if N > 5:  # strictly convex: one minimiser, which coordinate descent reaches
+            assert torch.allclose(exact, slow, atol=1e-8)
+
+
+def test_exact_lasso_rejects_bad_input():
+    xs = torch.randn(2, 3, 8, dtype=torch.float64)
+    ys = torch.randn(2, 3, dtype=torch.float64)
+    with pytest.raises(ValueError, match="at most MAX_EXACT_DIM"):
+        lasso_exact_weights(xs, ys, 0.1)
+    with pytest.raises(ValueError, match="lam: expected a number > 0"):
+        lasso_exact_weights(xs[..., :3], ys, 0.0)

@@ -3,10 +3,11 @@ Mei, "Transformers as statisticians", NeurIPS 2023).
 
 Base algorithms, each ``f(xs (B, N, d), ys (B, N), x_query (B, d)) -> (B,)``:
 
-* :func:`lasso`: ``argmin_w 1/(2N) ||y - X w||^2 + lam ||w||_1`` by cyclic coordinate
-  descent; :func:`ista` runs proximal gradient descent, the algorithm Bai et al.'s
-  transformer unrolls (one attention layer for the gradient step, one MLP for
-  :func:`soft_threshold`);
+* :func:`lasso`: ``argmin_w 1/(2N) ||y - X w||^2 + lam ||w||_1`` by cyclic
+  coordinate descent (slow to converge when ``N <= d``; :func:`lasso_exact_weights`
+  solves small problems exactly); :func:`ista` runs proximal gradient descent, the
+  algorithm Bai et al.'s transformer unrolls (one attention layer for the gradient
+  step, one MLP for :func:`soft_threshold`);
 * :func:`logistic_regression`: ``argmin_w sum_i log(1 + exp(-y_i <w, x_i>)) +
   lam / 2 ||w||^2`` by Newton's method, labels in ``{-1, +1}``.
 
@@ -25,6 +26,7 @@ Selection, on top of base algorithms:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -83,6 +85,59 @@ def lasso_weights(xs, ys, lam: float, *, sweeps: int = 200) -> torch.Tensor:
             w = w.clone()
             w[:, j] = new
     return w
+
+
+MAX_EXACT_DIM = 7  # 3^7 = 2187 sign patterns; beyond, use coordinate descent
+
+
+def lasso_exact_weights(xs, ys, lam: float) -> torch.Tensor:
+    """The Lasso's task vectors ``(B, d)``, exactly, for small ``d``: the same
+    objective as :func:`lasso_weights`, without iterations to converge.
+
+    For every sign pattern ``s in {-1, 0, +1}^d`` with at most ``N`` non-zeros, the
+    stationarity condition on its support ``A``,
+    ``(X_A^T X_A / N) w_A = X_A^T y / N - lam s_A``, gives one candidate; a candidate
+    whose signs agree with ``s`` is a feasible point, and the optimum is one of them
+    (its own pattern's candidate), so the sign-consistent candidate of smallest
+    objective is the Lasso. Coordinate descent needs thousands of sweeps when
+    ``N <= d``; this costs ``3^d`` small batched solves whatever ``N``.
+
+    Args:
+        xs: ``(B, N, d)`` with ``d <= MAX_EXACT_DIM``; ys: ``(B, N)``.
+        lam: ``lam > 0`` (with ``lam = 0`` and ``N < d`` the minimiser is not unique).
+    """
+    B, N, d = check_prompt(xs, ys, xs.new_zeros(xs.shape[0], xs.shape[2]))
+    lam = check_real("lam", lam, minimum=0.0, strict=True)
+    if d > MAX_EXACT_DIM:
+        raise ValueError(
+            f"xs: expected at most MAX_EXACT_DIM = {MAX_EXACT_DIM} features for the "
+            f"exact solver, got {d} (use lasso_weights)"
+        )
+    gram = xs.transpose(1, 2) @ xs / max(N, 1)  # (B, d, d)
+    corr = (xs.transpose(1, 2) @ ys.unsqueeze(-1)).squeeze(-1) / max(N, 1)  # (B, d)
+    best_w = xs.new_zeros(B, d)
+    best_f = (ys**2).sum(1) / (2 * max(N, 1))  # the objective at w = 0
+    for pattern in itertools.product((-1.0, 0.0, 1.0), repeat=d):
+        signs = torch.tensor(pattern, dtype=xs.dtype, device=xs.device)
+        support = signs != 0
+        size = int(support.sum())
+        if size == 0 or size > N:
+            continue
+        rhs = corr[:, support] - lam * signs[support]
+        w_a, info = torch.linalg.solve_ex(gram[:, support][:, :, support], rhs)
+        feasible = (info == 0) & (w_a * signs[support] > 0).all(-1)
+        w = xs.new_zeros(B, d)
+        w[:, support] = torch.where(feasible.unsqueeze(-1), w_a, torch.zeros_like(w_a))
+        f = (
+            0.5 * (w.unsqueeze(1) @ gram @ w.unsqueeze(-1)).reshape(B)
+            - (corr * w).sum(-1)
+            + (ys**2).sum(1) / (2 * N)
+            + lam * w.abs().sum(-1)
+        )
+        better = feasible & (f < best_f)
+        best_w = torch.where(better.unsqueeze(-1), w, best_w)
+        best_f = torch.where(better, f, best_f)
+    return best_w
 
 
 def lasso(xs, ys, x_query, lam: float, *, sweeps: int = 200) -> torch.Tensor:
