@@ -19,6 +19,7 @@ from icl_lib.analysis.posterior import (
     component_weight_curves,
     implied_task_vectors,
     posterior_kl_curve,
+    readout_errors,
 )
 from icl_lib.learners import (
     bayes_posterior_predictive,
@@ -427,7 +428,7 @@ def test_probes_recover_the_bayes_predictors_weights_exactly():
         noise_std=0.1,
     )
     assert torch.allclose(curves["model"], curves["exact"], atol=1e-10)
-    assert float(curves["gap"].max()) < 1e-10
+    assert float(curves["gap"].max()) < 1e-10 and float(curves["gap_se"].max()) < 1e-10
     assert abs(curves["exact"][0].item() - 0.5) < 1e-12  # no data: the prior weight
 
 
@@ -440,3 +441,43 @@ def test_bucket_cost_vanishes_as_the_buckets_are_refined():
         floors.append(bucket_cost(batch, 0.5, bars).mean().item())
     # Buckets cost NLL in expectation (Gibbs); on 2500 labels the finest costs ~0.
     assert floors[0] > floors[1] > floors[2] and -0.005 < floors[2] < 0.01
+
+
+def test_readout_errors_find_what_the_stream_holds():
+    """A stream that holds the exact posterior mean (padded with noise) gives a
+    vector read-out error of ~0; one that holds nothing gives about E||mu||^2."""
+
+    class Holder:
+        def __init__(self, holds):
+            self.holds = holds
+
+        def eval(self):
+            return self
+
+        def hidden(self, xs, ys):
+            B, n, d = xs.shape
+            eye = torch.eye(d, dtype=xs.dtype)
+            means = [
+                gaussian_posterior(
+                    xs[:, :k],
+                    ys[:, :k],
+                    prior_mean=eye[0] * 0,
+                    prior_cov=eye,
+                    noise_std=0.5,
+                ).mean
+                for k in range(n)
+            ]
+            noise = torch.randn(
+                B, n, 3, generator=torch.Generator().manual_seed(0), dtype=xs.dtype
+            )
+            held = torch.stack(means, 1) if self.holds else torch.zeros(B, n, d)
+            return torch.cat((held.to(xs), noise), -1)
+
+    batch = linear_regression(400, 6, 3, noise_std=0.5, seed=1, dtype=F64)
+    full = readout_errors(Holder(True), batch, 0.5)
+    assert float(full["vector"].max()) < 1e-20
+    empty = readout_errors(Holder(False), batch, 0.5)
+    # Nothing held: the best read-out is the mean of mu, about as bad as predicting 0.
+    assert torch.allclose(empty["vector"], empty["zero"], rtol=0.1)
+    with pytest.raises(ValueError, match="batch: expected at least 4 prompts"):
+        readout_errors(Holder(True), batch.select(torch.arange(3)), 0.5)

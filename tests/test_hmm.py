@@ -266,18 +266,42 @@ class BayesAsModel:
         return self.mixture.predictive(tokens, positions)
 
 
+def test_known_concept_is_the_bayes_predictor_of_a_one_concept_mixture():
+    """Told the concept, the pretraining predictor is what Bayes is when the prior has
+    one concept; with several, Bayes mixes the concepts' predictors."""
+    one = HMMConceptMixture(n_concepts=1, seed=2)
+    prompts = one.sample_prompts(20, 3, seed=5)
+    torch.testing.assert_close(
+        one.known_concept(prompts), one.bayes(prompts), rtol=1e-12, atol=1e-15
+    )
+    mix = HMMConceptMixture(seed=0)
+    prompts = mix.sample_prompts(20, 3, seed=5)
+    known = mix.known_concept(prompts)
+    torch.testing.assert_close(known.sum(-1), torch.ones(20, 4, dtype=DT))
+    assert not torch.allclose(known, mix.bayes(prompts))
+
+
 def test_concept_curves_score_every_predictor_on_the_same_prompts():
     mix = HMMConceptMixture(seed=0)
     prompts = mix.sample_prompts(300, 6, seed=9)
     curves = concept_curves(BayesAsModel(mix), mix, prompts, ns=[0, 2, 6])
     assert curves["ns"] == [0, 2, 6]
     for measure in ("accuracy", "token_accuracy", "log_loss"):
-        assert set(curves[measure]) == {"transformer", "Bayes", "oracle"}
+        assert set(curves[measure]) == {
+            "transformer",
+            "Bayes",
+            "concept known",
+            "oracle",
+        }
         assert all(v.shape == (3,) for v in curves[measure].values())
         torch.testing.assert_close(
             curves[measure]["transformer"], curves[measure]["Bayes"]
         )
     assert accuracy_gap(curves) == 0.0
+    assert float(curves["total_variation"].abs().max()) < 1e-12
+    torch.testing.assert_close(
+        curves["delimiter_answers"]["transformer"], curves["delimiter_answers"]["Bayes"]
+    )
     assert (curves["accuracy"]["oracle"] == 1).all()  # GINC's label is its argmax
     assert (curves["posterior"] > 0).all() and (curves["posterior"] <= 1).all()
     # the oracle knows the concept: lower log-loss than Bayes on average

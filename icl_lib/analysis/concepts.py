@@ -28,9 +28,9 @@ from collections.abc import Sequence
 import torch
 
 from .._checks import check_positive_int
-from ..tasks.hmm import ConceptPromptBatch, HMMConceptMixture
+from ..tasks.hmm import DELIMITER, ConceptPromptBatch, HMMConceptMixture
 
-PREDICTORS = ("transformer", "Bayes", "oracle")
+PREDICTORS = ("transformer", "Bayes", "concept known", "oracle")
 MEASURES = ("accuracy", "token_accuracy", "log_loss")
 
 
@@ -49,9 +49,13 @@ def concept_curves(
 
     Returns:
         ``{"ns": [n, ...], measure: {predictor: (len(ns),) float64 tensor},
-        "posterior": (len(ns),)}`` with ``measure`` in :data:`MEASURES`, ``predictor``
-        in :data:`PREDICTORS` and ``posterior`` the Bayes posterior mass of the true
-        concept at the test input, averaged over prompts.
+        "posterior": (len(ns),), "total_variation": (len(ns),),
+        "delimiter_answers": {predictor: (len(ns),)}}`` with ``measure`` in
+        :data:`MEASURES`, ``predictor`` in :data:`PREDICTORS` and ``posterior`` the
+        Bayes posterior mass of the true concept at the test input, averaged over
+        prompts; ``total_variation`` the mean total-variation distance between the
+        model's and the Bayes next-token distributions; ``delimiter_answers`` the share
+        of argmax answers that are the delimiter.
     """
     if not isinstance(mixture, HMMConceptMixture):
         raise TypeError(
@@ -71,6 +75,7 @@ def concept_curves(
     probs = {
         "transformer": model.next_token_probs(prompts.tokens, at).to(torch.float64),
         "Bayes": mixture.bayes(prompts),
+        "concept known": mixture.known_concept(prompts),
         "oracle": mixture.oracle(prompts),
     }
     outputs = prompts.tokens[:, prompts.output_positions]  # (B, n_max + 1)
@@ -82,6 +87,14 @@ def concept_curves(
         result["token_accuracy"][name] = (guess == outputs[:, ns]).double().mean(0)
         picked = p[:, ns].gather(2, outputs[:, ns, None]).squeeze(2)
         result["log_loss"][name] = -picked.clamp_min(1e-300).log().mean(0)
+    # How far the model's whole next-token distribution is from the Bayes one, and
+    # how often it answers with the delimiter, which is never a label.
+    difference = probs["transformer"][:, ns] - probs["Bayes"][:, ns]
+    result["total_variation"] = 0.5 * difference.abs().sum(-1).mean(0)
+    result["delimiter_answers"] = {
+        name: (p[:, ns].argmax(-1) == DELIMITER).double().mean(0)
+        for name, p in probs.items()
+    }
     posterior = mixture.concept_posterior(prompts.tokens, at[ns])  # (B, P, C)
     truth = prompts.concepts[:, None, None].expand(-1, len(ns), 1)
     result["posterior"] = posterior.gather(2, truth).squeeze(2).mean(0)

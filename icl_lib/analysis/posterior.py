@@ -98,8 +98,8 @@ def component_weight_curves(
 ) -> dict[str, torch.Tensor]:
     """The weight on the prompt's own component after ``k`` examples, exact and as the
     model's predictions imply, each averaged over prompts, and ``gap``, the mean over
-    prompts of ``|model - exact|``: ``{"exact", "model", "gap"}``, each
-    ``(len(ks),)``.
+    prompts of ``|model - exact|`` with its standard error: ``{"exact", "model", "gap",
+    "gap_se"}``, each ``(len(ks),)``.
 
     For a two-component prior whose components differ only in their mean's first
     coordinate, ``+a`` or ``-a`` with no variance there (Panwar et al.'s, see
@@ -130,4 +130,53 @@ def component_weight_curves(
         "exact": exact.mean(0),
         "model": model_beta.mean(0),
         "gap": (model_beta - exact).abs().mean(0),
+        "gap_se": (model_beta - exact).abs().std(0) / len(batch.xs) ** 0.5,
     }
+
+
+def readout_errors(
+    model, batch: PromptBatch, noise_std: float
+) -> dict[str, torch.Tensor]:
+    """What a linear read-out of a model's final residual stream can recover, per
+    context size: ``{"prediction", "vector", "zero"}``, each ``(n,)``.
+
+    At the token ``x_k`` (after ``k`` examples) a least-squares probe with a bias is
+    fitted on the first half of the prompts to the exact posterior predictive mean
+    ``mu_k^T x_k`` (``prediction``) and to the exact posterior mean ``mu_k`` itself
+    (``vector``), and scored on the second half: the mean squared error, summed over
+    the coordinates for the vector; ``zero`` is the vector's error when predicting 0,
+    ``E ||mu_k||^2``. A model trained to predict holds the first; a posterior head needs
+    the second (chapter 4).
+    """
+    _check_batch(batch, "w")
+    noise_std = check_real("noise_std", noise_std, minimum=0.0, strict=True)
+    B, n, d = batch.xs.shape
+    if B < 4:
+        raise ValueError(
+            f"batch: expected at least 4 prompts to fit and score, got {B}"
+        )
+    with torch.no_grad():
+        feats = model.eval().hidden(batch.xs, batch.ys).double()  # (B, n, C)
+    feats = torch.cat((feats, feats.new_ones(B, n, 1)), -1)
+    xs, ys = batch.xs.double(), batch.ys.double()
+    eye = torch.eye(d, dtype=torch.float64)
+    half = B // 2
+    out = {"prediction": [], "vector": [], "zero": []}
+    for k in range(n):
+        mean = gaussian_posterior(
+            xs[:, :k],
+            ys[:, :k],
+            prior_mean=torch.zeros(d, dtype=torch.float64),
+            prior_cov=eye,
+            noise_std=noise_std,
+        ).mean  # (B, d)
+        targets = {
+            "prediction": (mean * xs[:, k]).sum(-1, keepdim=True),
+            "vector": mean,
+        }
+        for name, target in targets.items():
+            fit = torch.linalg.lstsq(feats[:half, k], target[:half]).solution
+            error = ((feats[half:, k] @ fit - target[half:]) ** 2).sum(-1).mean()
+            out[name].append(error)
+        out["zero"].append((mean[half:] ** 2).sum(-1).mean())
+    return {name: torch.stack(values) for name, values in out.items()}

@@ -2,9 +2,10 @@
 prediction (the question of Reuter et al. 2025, in the simplest family).
 
 The backbone is chapter 1's causal model (:class:`~.gpt.ICLTransformer`); at the token
-``x_k`` it has read ``k - 1`` examples and its read-out gives a Gaussian
-``N(mu, L L^T)`` over ``w in R^d``: ``d`` numbers for the mean and ``d (d + 1) / 2``
-for the lower-triangular Cholesky factor ``L`` (diagonal made positive by a softplus).
+``x_k`` (0-based) it has read the ``k`` examples before it, and its read-out gives a
+Gaussian ``N(mu, L L^T)`` over ``w in R^d``: ``d`` numbers for the mean and
+``d (d + 1) / 2`` for the lower-triangular Cholesky factor ``L`` (diagonal made
+positive by a softplus).
 Trained on ``(w, prompt)`` pairs by ``-log q(w | examples)`` at every context size
 (``posterior_nll`` in :mod:`icl_lib.training.losses`), its optimum is the exact
 posterior whenever the exact posterior is Gaussian (the same argument as for the

@@ -370,6 +370,18 @@ class HMMConceptMixture:
         posterior = self._posterior(log_evidence)  # (B, P, C)
         return torch.einsum("bpc,bcpv->bpv", posterior, next_probs)
 
+    def known_concept(self, prompts: ConceptPromptBatch) -> torch.Tensor:
+        """The pretraining predictor told the prompt's concept: ``p_theta*(y | prompt
+        tokens)`` at every output, ``(B, n + 1, V)``. The Bayes predictor tends to it
+        as its posterior concentrates; it is not the oracle, which also knows how a
+        prompt's examples start."""
+        _check_prompts(prompts)
+        _, next_probs = self._filter(prompts.tokens, prompts.output_positions - 1)
+        index = prompts.concepts[:, None, None, None].expand(
+            -1, 1, *next_probs.shape[2:]
+        )
+        return next_probs.gather(1, index).squeeze(1)
+
     def bayes(self, prompts: ConceptPromptBatch) -> torch.Tensor:
         """The Bayes predictor at every output of ``prompts``: ``(B, n + 1, V)``, row
         ``i`` predicting output ``i`` from everything before it."""
