@@ -72,17 +72,21 @@ class PosteriorTransformer(ICLTransformer):
         chol = chol.tril(-1) + torch.diag_embed(diag)
         return mean, chol
 
-    def posterior_log_prob(
-        self, xs: torch.Tensor, ys: torch.Tensor, w: torch.Tensor
-    ) -> torch.Tensor:
-        """``log q(w | first k examples)`` for ``k = 0..n-1``: ``(B, n)``."""
-        B, n, _ = check_sequences(xs, ys)
+    def _check_task(self, xs, ys, w) -> torch.Tensor:
+        B, _, _ = check_sequences(xs, ys)
         w = check_tensor("w", w, 2)
         if tuple(w.shape) != (B, self.config.n_dims):
             raise ValueError(
                 f"w: expected shape (B, n_dims) = {(B, self.config.n_dims)}, got "
                 f"{tuple(w.shape)}"
             )
+        return w
+
+    def posterior_log_prob(
+        self, xs: torch.Tensor, ys: torch.Tensor, w: torch.Tensor
+    ) -> torch.Tensor:
+        """``log q(w | first k examples)`` for ``k = 0..n-1``: ``(B, n)``."""
+        w = self._check_task(xs, ys, w)
         mean, chol = self.posterior(xs, ys)
         diff = (w.unsqueeze(1) - mean).unsqueeze(-1)  # (B, n, d, 1)
         z = torch.linalg.solve_triangular(chol, diff, upper=False).squeeze(-1)
@@ -103,13 +107,7 @@ class PosteriorTransformer(ICLTransformer):
     ) -> torch.Tensor:
         """``||mean_k - w||^2`` after ``k = 0..n-1`` examples: ``(B, n)`` (the loss
         that fits the posterior mean alone)."""
-        B, n, _ = check_sequences(xs, ys)
-        w = check_tensor("w", w, 2)
-        if tuple(w.shape) != (B, self.config.n_dims):
-            raise ValueError(
-                f"w: expected shape (B, n_dims) = {(B, self.config.n_dims)}, got "
-                f"{tuple(w.shape)}"
-            )
+        w = self._check_task(xs, ys, w)
         mean = self.read_out(self.hidden(xs, ys))[..., : self.config.n_dims]
         return ((mean - w.unsqueeze(1)) ** 2).sum(-1)
 
