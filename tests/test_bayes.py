@@ -41,6 +41,8 @@ from icl_lib.tasks import (
     linear_regression,
     mixture_linear_regression,
     mixture_prior,
+    sparse_linear_regression,
+    sparse_prior,
 )
 
 F64 = torch.float64
@@ -481,3 +483,29 @@ def test_readout_errors_find_what_the_stream_holds():
     assert torch.allclose(empty["vector"], empty["zero"], rtol=0.1)
     with pytest.raises(ValueError, match="batch: expected at least 4 prompts"):
         readout_errors(Holder(True), batch.select(torch.arange(3)), 0.5)
+
+
+def test_sparse_prior_is_the_law_of_sparse_tasks_and_gives_their_bayes_predictor():
+    means, covs, weights = sparse_prior(4, 2)
+    assert covs.shape == (6, 4, 4) and torch.allclose(
+        weights.sum(), torch.tensor(1.0).double()
+    )
+    # Drawn through the mixture, tasks have two N(0, 1) coordinates on a uniform
+    # support, as sparse_linear_regression draws them.
+    draws = mixture_linear_regression(
+        20_000, 1, means=means, covs=covs, weights=weights, seed=0, dtype=F64
+    )
+    assert bool(((draws.w != 0).sum(1) == 2).all())
+    assert torch.allclose(
+        (draws.w != 0).double().mean(0), torch.full((4,), 0.5).double(), atol=0.02
+    )  # sd 0.0035
+    # The Bayes predictor beats ridge, the best linear predictor, on sparse prompts.
+    batch = sparse_linear_regression(4000, 4, 4, 2, noise_std=0.1, seed=1, dtype=F64)
+    xs, ys, xq, yq = batch.prompt(3)
+    bayes = mixture_posterior_mean(
+        xs, ys, xq, means=means, covs=covs, weights=weights, noise_std=0.1
+    )
+    linear = ridge(xs, ys, xq, lam=0.01 * 2)  # sigma^2 / (per-coordinate variance 1/2)
+    assert ((bayes - yq) ** 2).mean() < ((linear - yq) ** 2).mean()
+    with pytest.raises(ValueError, match="sparsity: expected at most dim"):
+        sparse_prior(3, 4)

@@ -24,6 +24,7 @@ from .regression import (
     mixture_linear_regression,
     mixture_prior,
     sparse_linear_regression,
+    sparse_prior,
     uniform_linear_regression,
 )
 from .sphere import (
@@ -61,6 +62,7 @@ __all__ = [
     "nearest_demonstrations",
     "psd_projection",
     "sparse_linear_regression",
+    "sparse_prior",
     "sphere_classification",
     "sphere_inputs",
     "uniform_linear_regression",

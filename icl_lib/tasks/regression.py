@@ -11,6 +11,7 @@ every chapter.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import torch
@@ -235,6 +236,29 @@ def mixture_prior(dim: int, offset: float = 3.0):
     cov = torch.eye(dim, dtype=torch.float64)
     cov[0, 0] = 0.0
     return means, torch.stack((cov, cov)), torch.full((2,), 0.5, dtype=torch.float64)
+
+
+def sparse_prior(dim: int, sparsity: int):
+    """The prior of :func:`sparse_linear_regression` as a Gaussian mixture: one
+    component per support of ``sparsity`` coordinates, ``N(0, diag(support))``, all
+    with equal weight.
+
+    Returns ``(means (C, d), covs (C, d, d), weights (C,))`` in float64 with
+    ``C = dim choose sparsity``; with :func:`icl_lib.learners.mixture_posterior_mean`
+    it gives the exact Bayes predictor for sparse tasks (chapter 5's ceiling).
+    """
+    check_positive_int("dim", dim)
+    check_positive_int("sparsity", sparsity)
+    if sparsity > dim:
+        raise ValueError(
+            f"sparsity: expected at most dim = {dim} non-zeros, got {sparsity}"
+        )
+    supports = list(itertools.combinations(range(dim), sparsity))
+    covs = torch.zeros(len(supports), dim, dim, dtype=torch.float64)
+    for c, support in enumerate(supports):
+        covs[c, list(support), list(support)] = 1.0
+    weights = torch.full((len(supports),), 1 / len(supports), dtype=torch.float64)
+    return torch.zeros(len(supports), dim, dtype=torch.float64), covs, weights
 
 
 def mixture_linear_regression(
