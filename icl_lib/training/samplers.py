@@ -4,7 +4,8 @@ Each sampler is a frozen dataclass (stored in a checkpoint's manifest) with
 ``sample(batch_size, step, generator) -> PromptBatch`` for training and
 ``eval_batch(size, seed) -> PromptBatch`` at the final sizes for the manifest's metrics.
 ``state(step)`` gives the columns it adds to the training curve (the curriculum's
-values).
+values). :class:`Sampler` holds what they share; a :class:`StationarySampler` draws
+training and evaluation prompts from one ``draw``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,34 @@ INPUTS = ("gaussian", "uniform")
 
 
 @dataclass(frozen=True)
-class RegressionPrompts:
+class Sampler:
+    """What every sampler shares: no curriculum columns by default, and the manifest
+    entry ``{"type": class name, **fields}``."""
+
+    def state(self, step: int) -> dict:
+        return {}
+
+    def to_dict(self) -> dict:
+        return {"type": type(self).__name__, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class StationarySampler(Sampler):
+    """A sampler whose prompt distribution does not change with the training step:
+    training and evaluation both call :meth:`draw` (a subclass defines it)."""
+
+    def draw(self, batch_size: int, seed) -> PromptBatch:
+        raise NotImplementedError(f"{type(self).__name__} must define draw")
+
+    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        return self.draw(batch_size, gen)
+
+    def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        return self.draw(size, seed)
+
+
+@dataclass(frozen=True)
+class RegressionPrompts(Sampler):
     """Linear regression prompts whose dimension and length follow a curriculum (Garg et
     al.).
 
@@ -76,12 +104,9 @@ class RegressionPrompts:
     def state(self, step: int) -> dict:
         return {"dims": self.dims.value(step), "points": self.points.value(step)}
 
-    def to_dict(self) -> dict:
-        return {"type": type(self).__name__, **asdict(self)}
-
 
 @dataclass(frozen=True)
-class RandomLengthRegression:
+class RandomLengthRegression(Sampler):
     """Noiseless Gaussian regression prompts of a random length:
     ``k ~ U{0..max_context}`` examples and a query, one ``k`` per step, so a model
     learns every context size it will see (chapter 7's block)."""
@@ -100,15 +125,9 @@ class RandomLengthRegression:
     def eval_batch(self, size: int, seed: int) -> PromptBatch:
         return linear_regression(size, self.max_context + 1, self.dim, seed=seed)
 
-    def state(self, step: int) -> dict:
-        return {}
-
-    def to_dict(self) -> dict:
-        return {"type": type(self).__name__, **asdict(self)}
-
 
 @dataclass(frozen=True)
-class SphereClassificationPrompts:
+class SphereClassificationPrompts(StationarySampler):
     """In-context classification prompts ``y = sign(f(x))``, ``f ~ GP(kernel)`` on the
     sphere (:func:`icl_lib.tasks.sphere_classification`; chapter 8)."""
 
@@ -116,25 +135,14 @@ class SphereClassificationPrompts:
     n_points: int  # points per prompt
     kernel: str = "exp"  # kernel of the Gaussian process
 
-    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+    def draw(self, batch_size: int, seed) -> PromptBatch:
         return sphere_classification(
-            batch_size, self.n_points, self.dim, self.kernel, seed=gen
+            batch_size, self.n_points, self.dim, self.kernel, seed=seed
         )
-
-    def eval_batch(self, size: int, seed: int) -> PromptBatch:
-        return sphere_classification(
-            size, self.n_points, self.dim, self.kernel, seed=seed
-        )
-
-    def state(self, step: int) -> dict:
-        return {}
-
-    def to_dict(self) -> dict:
-        return {"type": type(self).__name__, **asdict(self)}
 
 
 @dataclass(frozen=True)
-class MixturePriorPrompts:
+class MixturePriorPrompts(StationarySampler):
     """Linear regression prompts under Panwar et al. (2024)'s two-component prior
     ``w = (+-offset, v)``, ``v ~ N(0, I_{d-1})`` (:func:`icl_lib.tasks.mixture_prior`;
     chapter 4)."""
@@ -154,7 +162,7 @@ class MixturePriorPrompts:
         """``(means, covs, weights)`` of the prior (float64)."""
         return mixture_prior(self.dim, self.offset)
 
-    def _draw(self, batch_size, seed):
+    def draw(self, batch_size: int, seed) -> PromptBatch:
         means, covs, weights = self.prior()
         return mixture_linear_regression(
             batch_size,
@@ -166,21 +174,9 @@ class MixturePriorPrompts:
             seed=seed,
         )
 
-    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
-        return self._draw(batch_size, gen)
-
-    def eval_batch(self, size: int, seed: int) -> PromptBatch:
-        return self._draw(size, seed)
-
-    def state(self, step: int) -> dict:
-        return {}
-
-    def to_dict(self) -> dict:
-        return {"type": type(self).__name__, **asdict(self)}
-
 
 @dataclass(frozen=True)
-class TaskPoolPrompts:
+class TaskPoolPrompts(Sampler):
     """Noisy linear regression prompts whose task is drawn from a fixed pool of
     ``n_tasks`` vectors ``w ~ N(0, I_d)`` (Raventos et al. 2023); ``n_tasks = None``
     draws a fresh ``w`` for every prompt (an infinite pool).
@@ -233,12 +229,6 @@ class TaskPoolPrompts:
             "fresh": self._draw(None, size, seed),
         }
 
-    def state(self, step: int) -> dict:
-        return {}
-
-    def to_dict(self) -> dict:
-        return {"type": type(self).__name__, **asdict(self)}
-
     def _cached_pool(self):
         # Drawn once per sampler: ``sample`` runs at every training step.
         if "_pool" not in self.__dict__:
@@ -247,7 +237,7 @@ class TaskPoolPrompts:
 
 
 @dataclass(frozen=True)
-class HMMDocuments:
+class HMMDocuments(StationarySampler):
     """Pretraining documents of a GINC-like mixture of HMMs (Xie et al. 2022; chapter
     4): batches (:class:`~icl_lib.tasks.TokenBatch`) of ``length`` tokens, one concept
     per document.
@@ -284,21 +274,12 @@ class HMMDocuments:
             object.__setattr__(self, "_mixture", HMMConceptMixture(**fields))
         return self.__dict__["_mixture"]
 
-    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> TokenBatch:
-        return self.mixture().sample_documents(batch_size, self.length, seed=gen)
-
-    def eval_batch(self, size: int, seed: int) -> TokenBatch:
-        return self.mixture().sample_documents(size, self.length, seed=seed)
-
-    def state(self, step: int) -> dict:
-        return {}
-
-    def to_dict(self) -> dict:
-        return {"type": type(self).__name__, **asdict(self)}
+    def draw(self, batch_size: int, seed) -> TokenBatch:
+        return self.mixture().sample_documents(batch_size, self.length, seed=seed)
 
 
 @dataclass(frozen=True)
-class NoiseMixturePrompts:
+class NoiseMixturePrompts(StationarySampler):
     """Linear regression prompts whose noise level is drawn per prompt from
     ``noise_levels`` (:func:`icl_lib.tasks.noise_mixture_regression`; Bai et al. 2023,
     chapter 5)."""
@@ -312,18 +293,10 @@ class NoiseMixturePrompts:
         check_positive_int("n_points", self.n_points)
         noise_mixture_regression(1, 1, 1, self.noise_levels)  # checks the levels
 
-    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+    def draw(self, batch_size: int, seed) -> PromptBatch:
         return noise_mixture_regression(
-            batch_size, self.n_points, self.dim, self.noise_levels, seed=gen
+            batch_size, self.n_points, self.dim, self.noise_levels, seed=seed
         )
-
-    def eval_batch(self, size: int, seed: int) -> PromptBatch:
-        return noise_mixture_regression(
-            size, self.n_points, self.dim, self.noise_levels, seed=seed
-        )
-
-    def state(self, step: int) -> dict:
-        return {}
 
     def to_dict(self) -> dict:
         out = {"type": type(self).__name__, **asdict(self)}
@@ -331,7 +304,7 @@ class NoiseMixturePrompts:
 
 
 @dataclass(frozen=True)
-class FamilyMixturePrompts:
+class FamilyMixturePrompts(StationarySampler):
     """Regression or logistic-classification prompts, the family drawn per prompt
     (:func:`icl_lib.tasks.family_mixture`; Bai et al. 2023's pre-ICL testing, chapter
     5). ``classification_prob`` 0 or 1 trains a one-family model."""
@@ -347,7 +320,7 @@ class FamilyMixturePrompts:
         family_mixture(1, 1, 1, classification_prob=self.classification_prob)
         check_real("noise_std", self.noise_std, minimum=0.0)
 
-    def _draw(self, batch_size, seed):
+    def draw(self, batch_size: int, seed) -> PromptBatch:
         return family_mixture(
             batch_size,
             self.n_points,
@@ -357,21 +330,9 @@ class FamilyMixturePrompts:
             seed=seed,
         )
 
-    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
-        return self._draw(batch_size, gen)
-
-    def eval_batch(self, size: int, seed: int) -> PromptBatch:
-        return self._draw(size, seed)
-
-    def state(self, step: int) -> dict:
-        return {}
-
-    def to_dict(self) -> dict:
-        return {"type": type(self).__name__, **asdict(self)}
-
 
 @dataclass(frozen=True)
-class SparseRegressionPrompts:
+class SparseRegressionPrompts(StationarySampler):
     """Linear regression with ``sparsity``-sparse task vectors
     (:func:`icl_lib.tasks.sparse_linear_regression`; Garg et al. 2022, chapter 5)."""
 
@@ -386,7 +347,7 @@ class SparseRegressionPrompts:
         check_positive_int("sparsity", self.sparsity)
         check_real("noise_std", self.noise_std, minimum=0.0)
 
-    def _draw(self, batch_size, seed):
+    def draw(self, batch_size: int, seed) -> PromptBatch:
         return sparse_linear_regression(
             batch_size,
             self.n_points,
@@ -395,15 +356,3 @@ class SparseRegressionPrompts:
             noise_std=self.noise_std,
             seed=seed,
         )
-
-    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
-        return self._draw(batch_size, gen)
-
-    def eval_batch(self, size: int, seed: int) -> PromptBatch:
-        return self._draw(size, seed)
-
-    def state(self, step: int) -> dict:
-        return {}
-
-    def to_dict(self) -> dict:
-        return {"type": type(self).__name__, **asdict(self)}
