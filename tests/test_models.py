@@ -111,7 +111,24 @@ def test_bad_input(call, match):
         call(ICLTransformer(CFG))
 
 
+def test_token_types_replace_absolute_positions():
+    config = TransformerConfig(
+        n_dims=4, n_positions=8, n_embd=32, n_layer=2, n_head=2, positions="types"
+    )
+    model = ICLTransformer(config)
+    assert model.wpe.weight.shape == (2, 32)  # one x type, one y type
+    added = model.position_embeddings(5)
+    assert added.shape == (10, 32)
+    assert torch.equal(added[0::2], model.wpe.weight[0].expand(5, 32))
+    assert torch.equal(added[1::2], model.wpe.weight[1].expand(5, 32))
+    learned = ICLTransformer(CFG)
+    assert learned.wpe.weight.shape == (16, 32)
+    assert torch.equal(learned.position_embeddings(5), learned.wpe.weight[:10])
+
+
 def test_bad_config():
+    with pytest.raises(ValueError, match="positions: expected one of"):
+        TransformerConfig(positions="rotary")
     with pytest.raises(ValueError, match="n_head: expected a divisor of n_embd = 30"):
         TransformerConfig(n_embd=30, n_head=4)
     with pytest.raises(ValueError, match="n_layer: expected an int >= 1"):

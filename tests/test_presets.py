@@ -159,7 +159,7 @@ def test_committed_checkpoint_matches_its_manifest_and_preset(name):
 
 
 def test_the_chapter_checkpoints_are_committed():
-    book = {name for name, p in PRESETS.items() if "book preset" in p.description}
+    book = {name for name, p in PRESETS.items() if not p.paper}
     assert book == set(COMMITTED)
 
 
@@ -185,3 +185,52 @@ def test_bad_preset_and_sampler():
         RegressionPrompts(
             Curriculum.constant(2), Curriculum.constant(3), inputs="cauchy"
         )
+
+
+def test_stale_checkpoints_follow_presets_and_parents(tmp_path, monkeypatch):
+    from icl_lib.presets import retrain
+
+    parent = tiny(get_preset("overview_noiseless"), "unit_parent")
+    child = dataclasses.replace(parent, name="unit_child", init_from=parent.name)
+    monkeypatch.setitem(PRESETS, parent.name, parent)
+    monkeypatch.setitem(PRESETS, child.name, child)
+    assert retrain.staleness(child.name, tmp_path) == "no checkpoint"
+    load_or_train(parent.name, data_dir=tmp_path)
+    load_or_train(child.name, data_dir=tmp_path)
+    assert retrain.staleness(parent.name, tmp_path) is None
+    assert retrain.staleness(child.name, tmp_path) is None
+    order = retrain.dependency_order()
+    assert order.index(parent.name) < order.index(child.name)
+    # a retrained parent (another seed) makes the child stale, by the parent's hash
+    monkeypatch.setitem(PRESETS, parent.name, dataclasses.replace(parent, seed=3))
+    assert retrain.staleness(parent.name, tmp_path) == "preset changed"
+    load_or_train(parent.name, data_dir=tmp_path, retrain=True)
+    assert retrain.staleness(parent.name, tmp_path) is None
+    assert retrain.staleness(child.name, tmp_path) == "parent unit_parent retrained"
+    with pytest.raises(ValueError, match="name: expected one of"):
+        retrain.staleness("no_such_preset")
+
+
+def test_every_committed_book_checkpoint_is_current():
+    from icl_lib.presets.retrain import stale
+
+    assert stale() == {}
+
+
+def test_paper_presets_are_never_retrained_by_the_stale_command():
+    from icl_lib.presets.retrain import stale
+
+    paper = {name for name, p in PRESETS.items() if p.paper}
+    assert paper and not paper & set(stale())
+
+
+def test_monitored_errors_are_logged_with_the_curve():
+    base = tiny(get_preset("overview_noiseless"))
+    task = dataclasses.replace(base.task, monitor_ks=(1, 3))
+    _, manifest = train_preset(dataclasses.replace(base, task=task), progress=False)
+    assert len(manifest["curve"]["error_at_k1"]) == 2
+    assert len(manifest["curve"]["error_at_k3"]) == 2
+    with pytest.raises(ValueError, match="monitor_ks: expected context sizes below"):
+        dataclasses.replace(base.task, monitor_ks=(base.task.points.end,))
+    with pytest.raises(TypeError, match="monitor_ks: expected a tuple"):
+        dataclasses.replace(base.task, monitor_ks=[1])

@@ -45,6 +45,9 @@ def prompt_tokens(xs, ys, n_dims: int, n_positions: int) -> torch.Tensor:
     return interleave(xs, ys)
 
 
+POSITIONS = ("learned", "types")
+
+
 @dataclass(frozen=True)
 class TransformerConfig:
     """Shape of an :class:`ICLTransformer`."""
@@ -56,10 +59,19 @@ class TransformerConfig:
     n_embd: int = 64  # residual stream width
     n_layer: int = 4  # transformer blocks
     n_head: int = 2  # attention heads per block (n_embd must be divisible by it)
+    # How a token says where it is (one of POSITIONS): "learned" adds Garg et al.'s
+    # learned embedding of its absolute position (2 * n_positions vectors); "types"
+    # adds one learned vector for every x token and one for every y token and no
+    # absolute position (the causal mask orders the tokens).
+    positions: str = "learned"
 
     def __post_init__(self):
         for name in ("n_dims", "n_positions", "n_embd", "n_layer", "n_head"):
             check_positive_int(name, getattr(self, name))
+        if self.positions not in POSITIONS:
+            raise ValueError(
+                f"positions: expected one of {POSITIONS}, got {self.positions!r}"
+            )
         if self.n_embd % self.n_head:
             raise ValueError(
                 f"n_head: expected a divisor of n_embd = {self.n_embd}, got "
@@ -201,9 +213,10 @@ class ICLTransformer(nn.Module):
         super().__init__()
         self.config = config
         self.read_in = nn.Linear(config.n_dims, config.n_embd)
-        self.wpe = nn.Embedding(
-            2 * config.n_positions, config.n_embd
-        )  # learned positions
+        # Either 2 * n_positions learned positions, or two learned token types (x, y)
+        # repeated along the prompt (see TransformerConfig.positions).
+        rows = 2 * config.n_positions if config.positions == "learned" else 2
+        self.wpe = nn.Embedding(rows, config.n_embd)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd)
         self.read_out = nn.Linear(config.n_embd, 1)
@@ -226,10 +239,16 @@ class ICLTransformer(nn.Module):
         what the read-out sees. Models with other heads (chapter 4) read it too."""
         tokens = prompt_tokens(xs, ys, self.config.n_dims, self.config.n_positions)
         n = tokens.shape[1] // 2
-        h = self.read_in(tokens) + self.wpe.weight[: 2 * n]  # (B, 2n, C)
+        h = self.read_in(tokens) + self.position_embeddings(n)  # (B, 2n, C)
         for layer, block in enumerate(self.blocks):
             h = block(h, cache, f"blocks.{layer}.")
         return self.ln_f(h)[:, ::2]  # the x tokens, where predictions are made
+
+    def position_embeddings(self, n: int) -> torch.Tensor:
+        """What is added to the ``2n`` tokens of an ``n``-point prompt: ``(2n, C)``."""
+        if self.config.positions == "learned":
+            return self.wpe.weight[: 2 * n]
+        return self.wpe.weight.repeat(n, 1)  # x, y, x, y, ...
 
     def predict_prefixes(self, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
         """The prediction of every ``y_k`` from the ``k`` examples before it:

@@ -6,6 +6,7 @@ Nothing here runs a model or computes an experiment; nothing is shown or saved.
 
 from .curves import (
     accuracy_curves,
+    budget_curves,
     error_curves,
     grouped_bars,
     loglog_curves,
@@ -28,6 +29,7 @@ from .style import PALETTE, color_for, use_book_style
 __all__ = [
     "PALETTE",
     "accuracy_curves",
+    "budget_curves",
     "annotated_heatmap",
     "attention_heatmaps",
     "attention_map",

@@ -218,6 +218,66 @@ def loglog_curves(
     return fig
 
 
+def budget_curves(
+    prompts: Sequence[float],
+    curves: Mapping[str, Sequence[float]],
+    *,
+    marks: Mapping[str, float] | None = None,
+    hlines: Mapping[str, float] | None = None,
+    ylabel: str = "error / d",
+    title: str = "",
+    ax=None,
+):
+    """Logged errors against the training prompts seen, on log-log axes: how much
+    training a result needs.
+
+    ``curves``: label -> values at ``prompts`` (e.g. a manifest's monitored errors,
+    with ``prompts = steps * batch_size``); ``marks``: label -> a number of prompts,
+    drawn as a dotted vertical line (a paper's budget); ``hlines``: label -> a level,
+    a dashed horizontal line (a goal).
+    """
+    fig, ax = _axis(ax, (6.4, 3.8))
+    prompts = np.asarray(prompts, dtype=float)
+    for i, (name, values) in enumerate(curves.items()):
+        values = np.asarray(values, dtype=float)
+        if values.shape != prompts.shape:
+            raise ValueError(
+                f"curves[{name!r}]: expected {prompts.shape[0]} values like prompts, "
+                f"got shape {values.shape}"
+            )
+        ax.plot(prompts, values, color=PALETTE[i % len(PALETTE)], label=name)
+    for i, (name, x) in enumerate((marks or {}).items()):
+        ax.axvline(x, ls=":", color=NEUTRAL, lw=1.2)
+        ax.annotate(
+            name,
+            (x, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(-4, -4 - 12 * i),
+            textcoords="offset points",
+            ha="right",
+            va="top",
+            fontsize=8,
+            color="#444444",
+        )
+    for i, (name, level) in enumerate((hlines or {}).items()):
+        ax.axhline(
+            level,
+            ls="--",
+            lw=1,
+            color=PALETTE[(i + len(curves)) % len(PALETTE)],
+            label=name,
+        )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="training prompts seen",
+        ylabel=ylabel,
+        title=title,
+    )
+    ax.legend(fontsize=9)
+    return fig
+
+
 def accuracy_curves(
     ks: Sequence[float],
     curves: Mapping[str, Sequence[float]],

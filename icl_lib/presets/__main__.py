@@ -1,5 +1,5 @@
 """``python -m icl_lib.presets [NAME ...]``: list every preset, or train the named
-ones."""
+ones; ``--stale`` retrains every stale checkpoint (:mod:`icl_lib.presets.retrain`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import argparse
 import torch
 
 from . import PRESETS, train
+from .retrain import retrain_stale
 
 
 def main(argv=None) -> None:
@@ -20,7 +21,25 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--data-dir", default=None, help="where to write (default: data/)"
     )
+    parser.add_argument(
+        "--stale",
+        action="store_true",
+        help="retrain every stale book checkpoint in dependency order",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="with --stale: runs at once (default 2)"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="with --stale: only list them"
+    )
     args = parser.parse_args(argv)
+    if args.stale:
+        if args.presets:
+            parser.error("presets: expected none with --stale")
+        if args.jobs < 1:
+            parser.error(f"--jobs: expected at least 1, got {args.jobs}")
+        retrain_stale(args.jobs, args.data_dir, dry_run=args.dry_run)
+        return
     if not args.presets:
         for name, preset in sorted(
             PRESETS.items(), key=lambda item: (item[1].chapter, item[0])

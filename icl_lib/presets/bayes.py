@@ -24,6 +24,7 @@ from ..models.token_gpt import TokenTransformerConfig
 from ..tasks import linear_regression
 from ..training.loop import Curriculum
 from ..training.preset import Preset
+from ..training.recipe import recipe
 from ..training.samplers import HMMDocuments, MixturePriorPrompts, RegressionPrompts
 
 DIM = 5
@@ -44,6 +45,7 @@ BACKBONE = {
     "n_embd": 64,
     "n_layer": 4,
     "n_head": 2,
+    "positions": "types",
 }
 
 
@@ -71,13 +73,9 @@ def _warm(name, description, model, task, loss, init_from, steps, lr=3e-4):
         task=task,
         loss=loss,
         metric="query_loss",
-        steps=steps,
-        batch_size=64,
-        lr=lr,
         seed=4,
         init_from=init_from,
-        cosine_decay=True,
-        grad_clip=1.0,
+        **recipe(steps, lr=lr, batch_size=64),
     )
 
 

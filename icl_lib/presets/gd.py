@@ -56,6 +56,7 @@ PRESETS = (
         steps=20000,
         batch_size=2048,
         lr=1e-3,
+        paper=True,
         description="von Oswald et al.'s factored two-layer run (paper preset, GPU).",
     ),
     _looped(
@@ -66,6 +67,7 @@ PRESETS = (
         batch_size=2048,
         lr=1e-3,
         grad_clip=1.0,
+        paper=True,
         description="Factored four-layer run (paper preset, GPU).",
     ),
 )

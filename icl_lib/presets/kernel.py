@@ -42,5 +42,6 @@ PRESETS = (
         steps=200_000,
         batch_size=64,
         lr=1e-4,
+        paper=True,
     ),
 )

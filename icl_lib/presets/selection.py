@@ -21,13 +21,14 @@ have 11 points, so the context runs to ``k = 10 = 2d``.
 
 from __future__ import annotations
 
-from ..models.gpt import TransformerConfig
 from ..training.preset import Preset
+from ..training.recipe import recipe
 from ..training.samplers import (
     FamilyMixturePrompts,
     NoiseMixturePrompts,
     SparseRegressionPrompts,
 )
+from .overview import BOOK_MODEL
 
 DIM = 5
 N_POINTS = 11  # k = 0..10 = 2d
@@ -36,7 +37,7 @@ FAMILY_NOISE_STD = 0.5  # the regression family's label noise (chapter 1's noisy
 SPARSITY = 2
 SPARSE_NOISE_STD = 0.1
 STEPS = 8000  # about 8 minutes on one CPU thread
-MODEL = TransformerConfig(n_dims=DIM, n_positions=21, n_embd=64, n_layer=4, n_head=2)
+MODEL = BOOK_MODEL  # chapter 1's, so that every model here can start from its parent
 
 
 def _warm(name, description, task, steps=STEPS, init_from="overview_noiseless"):
@@ -48,13 +49,9 @@ def _warm(name, description, task, steps=STEPS, init_from="overview_noiseless"):
         task=task,
         loss="prefix_mse",
         metric="error_by_k",
-        steps=steps,
-        batch_size=64,
-        lr=3e-4,
         seed=5,
         init_from=init_from,
-        cosine_decay=True,
-        grad_clip=1.0,
+        **recipe(steps, lr=3e-4, batch_size=64),
     )
 
 

@@ -10,6 +10,7 @@ train at build time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -67,6 +68,7 @@ def fit(
     grad_clip: float | None = None,
     on_log: Callable[[int, dict], None] | None = None,
     cosine_decay: bool = False,
+    warmup_steps: int = 0,
 ) -> dict:
     """Adam on ``loss_fn(step) -> scalar tensor`` for ``steps`` steps; returns the
     training curve.
@@ -83,8 +85,11 @@ def fit(
         check_real("grad_clip", grad_clip, minimum=0.0, strict=True)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     schedule = (
-        torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=steps)
-        if cosine_decay
+        torch.optim.lr_scheduler.LambdaLR(
+            optimiser,
+            lambda step: learning_rate_factor(step, steps, warmup_steps, cosine_decay),
+        )
+        if cosine_decay or warmup_steps
         else None
     )
     curve = {"step": [], "loss": []}
@@ -112,6 +117,25 @@ def fit(
     return curve
 
 
+def learning_rate_factor(
+    step: int, steps: int, warmup_steps: int = 0, cosine_decay: bool = False
+) -> float:
+    """The learning rate at ``step`` (0-based) of a ``steps``-step run, as a fraction
+    of its peak.
+
+    A linear warm-up ``(step + 1) / warmup_steps`` for the first ``warmup_steps``
+    steps, then ``1`` or, with ``cosine_decay``, a half cosine from 1 to 0 over the
+    remaining steps (with no warm-up, PyTorch's ``CosineAnnealingLR``).
+    """
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
+    if not cosine_decay:
+        return 1.0
+    return 0.5 * (
+        1.0 + math.cos(math.pi * (step - warmup_steps) / (steps - warmup_steps))
+    )
+
+
 def fit_on_prompts(
     model: torch.nn.Module,
     sampler: Callable[[int, torch.Generator], PromptBatch],
@@ -130,7 +154,7 @@ def fit_on_prompts(
     takes ``loss(model, batch)`` (e.g. :func:`icl_lib.training.losses.query_half_mse`);
     the batch is moved to the model's device and dtype. ``options`` go to :func:`fit`
     (``log_every``, ``grad_clip``, ``on_log``, ``progress``, ``desc``,
-    ``cosine_decay``). Returns the curve.
+    ``cosine_decay``, ``warmup_steps``). Returns the curve.
     """
     if not callable(sampler):
         raise TypeError(

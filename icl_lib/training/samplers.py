@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from .._checks import check_positive_int, check_real
+from ..analysis.curves import error_curve
 from ..prompts import PromptBatch
 from ..tasks import (
     HMMConceptMixture,
@@ -32,6 +33,8 @@ from ..tasks import (
 from .loop import Curriculum
 
 INPUTS = ("gaussian", "uniform")
+MONITOR_PROMPTS = 1024  # prompts of a monitored error (RegressionPrompts.monitor)
+MONITOR_SEED = 7919  # their seed, apart from training (0, 1, ...) and evaluation
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ class RegressionPrompts(Sampler):
     points: Curriculum  # (x, y) pairs per prompt over training (context plus query)
     noise_std: float = 0.0  # label noise sigma
     inputs: str = "gaussian"  # input distribution, one of INPUTS
+    # Context sizes whose error / d the training curve logs (see monitor); () for none.
+    monitor_ks: tuple[int, ...] = ()
 
     def __post_init__(self):
         check_real("noise_std", self.noise_std, minimum=0.0)
@@ -85,6 +90,18 @@ class RegressionPrompts(Sampler):
             raise ValueError(
                 f"noise_std: expected 0 for uniform inputs, got {self.noise_std}"
             )
+        if not isinstance(self.monitor_ks, tuple):
+            raise TypeError(
+                "monitor_ks: expected a tuple of context sizes, got "
+                f"{type(self.monitor_ks).__name__}"
+            )
+        for k in self.monitor_ks:
+            check_positive_int("monitor_ks", k, minimum=0)
+            if k >= self.points.end:
+                raise ValueError(
+                    f"monitor_ks: expected context sizes below {self.points.end} "
+                    f"points, got {k}"
+                )
 
     def _draw(self, batch_size, n_points, dim, seed) -> PromptBatch:
         if self.inputs == "uniform":
@@ -103,6 +120,25 @@ class RegressionPrompts(Sampler):
 
     def state(self, step: int) -> dict:
         return {"dims": self.dims.value(step), "points": self.points.value(step)}
+
+    def monitor(self, model: torch.nn.Module) -> dict:
+        """What the training curve records at a logged step: ``error_at_k{k}``, the
+        model's error / d at each context size of ``monitor_ks`` on
+        ``MONITOR_PROMPTS`` fixed prompts of the final size (seed ``MONITOR_SEED``)."""
+        if not self.monitor_ks:
+            return {}
+        if "_fixed" not in self.__dict__:  # drawn once, not at every logged step
+            batch = self._draw(
+                MONITOR_PROMPTS, self.points.end, self.dims.end, MONITOR_SEED
+            )
+            object.__setattr__(self, "_fixed", batch)
+        param = next(model.parameters())
+        batch = self.__dict__["_fixed"].to(device=param.device, dtype=param.dtype)
+        errors = error_curve(model, batch, self.monitor_ks)
+        return {
+            f"error_at_k{k}": round(e, 6)
+            for k, e in zip(self.monitor_ks, errors.tolist(), strict=True)
+        }
 
 
 @dataclass(frozen=True)
