@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PRESET ?=
 
-.PHONY: venv book clean test test-fast browser colab-check sync train help
+.PHONY: venv book clean test test-fast browser colab-check sync train retrain help
 
 help:
 	@echo "make book    build the executed site into _build/html (creates .venv first)"
@@ -13,6 +13,7 @@ help:
 	@echo "make colab-check  run every chapter as on Colab: only the package's dependencies"
 	@echo "make sync    render the chapters' setup cells from _config.yml, update the .ipynb pairs"
 	@echo "make train PRESET=name   retrain a checkpoint under data/ (make train lists them)"
+	@echo "make retrain  retrain every stale checkpoint in dependency order, two at a time"
 	@echo "make clean   remove the built site and the execution cache"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -53,3 +54,8 @@ sync: $(STAMP)
 
 train: $(STAMP)
 	$(PY) -m icl_lib.presets $(PRESET)
+
+# A checkpoint is stale when its preset changed or its warm start's parent was retrained
+# (the parent's hash in its manifest says which); logs in _build/train_logs/.
+retrain: $(STAMP)
+	$(PY) -m icl_lib.presets --stale --jobs 2

@@ -23,13 +23,50 @@ matrix only writes the label row, so the inputs are never transformed.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+
 import torch
 from torch import nn
 
-from .._checks import check_positive_int, check_prompt
+from .._checks import check_positive_int, check_prompt, check_real
 from ..prompts import token_matrix
 
 ACTIVATIONS = ("linear", "relu", "exp")
+
+
+@dataclass(frozen=True)
+class KernelAttentionConfig:
+    """Shape and initialisation of a :class:`KernelAttentionICL` (a preset's model)."""
+
+    dim: int  # input dimension d
+    n_layers: int = 3  # layers L
+    activation: str = "exp"  # the non-linearity h, one of ACTIVATIONS
+    init_step: float = 0.1  # r_l at initialisation
+    init_noise: float = 0.1  # perturbation of B_l = C_l = I at initialisation
+
+    def __post_init__(self):
+        check_positive_int("dim", self.dim)
+        check_positive_int("n_layers", self.n_layers)
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(
+                f"activation: expected one of {ACTIVATIONS}, got {self.activation!r}"
+            )
+        check_real("init_step", self.init_step)
+        check_real("init_noise", self.init_noise, minimum=0.0)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def build(self, seed: int = 0) -> KernelAttentionICL:
+        """The model, its initial perturbation drawn from ``seed``."""
+        return KernelAttentionICL(
+            self.dim,
+            self.n_layers,
+            self.activation,
+            init_step=self.init_step,
+            init_noise=self.init_noise,
+            seed=seed,
+        )
 
 
 def _activation(name: str, t: torch.Tensor) -> torch.Tensor:

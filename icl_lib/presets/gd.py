@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..models.lsa import LSAConfig
 from ..training.loop import Curriculum
 from ..training.preset import Preset
+from ..training.recipe import recipe
 from ..training.samplers import RegressionPrompts
 
 D = N = 10
@@ -32,12 +33,12 @@ def _looped(name, n_layers, *, factored=False, description, **training) -> Prese
 
 
 PRESETS = (
+    # The book's recipe, four times the first budget (3000 steps at a constant
+    # learning rate left the read-off gamma 13 % below the tuned GD++ value).
     _looped(
         "gd_looped2",
         2,
-        steps=3000,
-        batch_size=1024,
-        lr=2e-3,
+        **recipe(12_000, lr=2e-3, batch_size=1024),
         description="Two looped LSA layers, d = N = 10 (book preset, CPU, minutes).",
     ),
     _looped(

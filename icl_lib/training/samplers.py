@@ -16,12 +16,14 @@ import torch
 
 from .._checks import check_positive_int, check_real
 from ..analysis.curves import error_curve
+from ..kernels import KERNELS
 from ..prompts import PromptBatch
 from ..tasks import (
     HMMConceptMixture,
     TaskPool,
     TokenBatch,
     family_mixture,
+    gp_regression,
     linear_regression,
     mixture_linear_regression,
     mixture_prior,
@@ -175,6 +177,57 @@ class SphereClassificationPrompts(StationarySampler):
         return sphere_classification(
             batch_size, self.n_points, self.dim, self.kernel, seed=seed
         )
+
+
+@dataclass(frozen=True)
+class GPRegressionPrompts(Sampler):
+    """A fixed training set of Gaussian-process regression prompts on the sphere
+    (:func:`icl_lib.tasks.gp_regression`, seed ``train_seed``), drawn from with
+    replacement at every step; evaluation on fresh prompts (chapter 8's grid of kernel
+    attentions, after Cheng, Chen and Sra 2024)."""
+
+    dim: int  # input dimension d
+    n_points: int  # examples and the query
+    kernel: str  # kernel of the Gaussian process
+    noise_std: float  # label noise sigma
+    train_size: int  # prompts of the training set
+    train_seed: int  # the seed that draws it
+
+    def __post_init__(self):
+        check_positive_int("dim", self.dim)
+        check_positive_int("n_points", self.n_points, minimum=2)
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel: expected one of {KERNELS}, got {self.kernel!r}")
+        check_real("noise_std", self.noise_std, minimum=0.0)
+        check_positive_int("train_size", self.train_size)
+        check_positive_int("train_seed", self.train_seed, minimum=0)
+
+    def _draw(self, size: int, seed) -> PromptBatch:
+        return gp_regression(
+            size,
+            self.n_points,
+            self.dim,
+            self.kernel,
+            noise_std=self.noise_std,
+            seed=seed,
+        )
+
+    def training_set(self) -> PromptBatch:
+        """The ``train_size`` training prompts (drawn once per sampler)."""
+        if "_train" not in self.__dict__:
+            object.__setattr__(
+                self, "_train", self._draw(self.train_size, self.train_seed)
+            )
+        return self.__dict__["_train"]
+
+    def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        train = self.training_set()
+        return train.select(
+            torch.randint(train.batch_size, (batch_size,), generator=gen)
+        )
+
+    def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        return self._draw(size, seed)
 
 
 @dataclass(frozen=True)
