@@ -83,6 +83,11 @@ def dependency_order() -> list[str]:
     return order
 
 
+def _descendants(name: str) -> set[str]:
+    children = {n for n, p in PRESETS.items() if p.init_from == name}
+    return children.union(*(_descendants(child) for child in children))
+
+
 def retrain_stale(
     jobs: int = 2, data_dir=None, log_dir="_build/train_logs", dry_run=False
 ) -> list[str]:
@@ -96,7 +101,10 @@ def retrain_stale(
         return []
     logs = Path(log_dir)
     logs.mkdir(parents=True, exist_ok=True)
-    pending, running, done, failed = list(todo), {}, [], []
+    # Parents of many checkpoints first: they are the critical path.
+    descendants = {name: len(_descendants(name)) for name in todo}
+    pending = sorted(todo, key=lambda name: -descendants[name])
+    running, done, failed = {}, [], []
     extra = ["--data-dir", str(data_dir)] if data_dir is not None else []
     while pending or running:
         for name in list(pending):
