@@ -77,3 +77,23 @@ def test_recipe_fields():
     assert fields["grad_clip"] == 1.0
     with pytest.raises(ValueError, match="lr: expected"):
         recipe(100, 0.0, 64)
+
+
+def test_settled_step_and_significant_rises():
+    from icl_lib.analysis.curves import settled_step, significant_rises
+
+    curve = {"step": [1, 2, 3, 4, 5], "loss": [3.0, 0.5, 2.0, 0.4, 0.3]}
+    assert settled_step(curve, 1.0) == 4  # below at step 2, but not for good
+    assert settled_step(curve, 0.1) is None
+    gen = torch.Generator().manual_seed(0)
+    falling = 1.0 / torch.arange(1, 9) + 0.05 * torch.randn(4000, 8, generator=gen)
+    assert significant_rises(falling) == []
+    bumped = falling.clone()
+    bumped[:, 5] += 0.2  # a rise from column 4 to 5 (then a fall)
+    assert significant_rises(bumped) == [5]
+    with pytest.raises(ValueError, match="errors: expected a"):
+        significant_rises(torch.zeros(5))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        significant_rises(torch.full((3, 2), float("nan")))
+    with pytest.raises(ValueError, match="n_se: expected"):
+        significant_rises(falling, n_se=-1)

@@ -169,3 +169,43 @@ def first_step_below(curve: dict, level: float, *, key="loss") -> int | None:
     run leaves a plateau."""
     steps, values = _logged(curve, key)
     return next((s for s, v in zip(steps, values, strict=True) if v < level), None)
+
+
+def settled_step(curve: dict, level: float, *, key="loss") -> int | None:
+    """The first logged step from which ``key`` stays at most ``level`` to the end of
+    the run (None if the last value is above it): when a goal is reached for good."""
+    steps, values = _logged(curve, key)
+    settled = None
+    for s, v in zip(steps, values, strict=True):
+        if v > level:
+            settled = None
+        elif settled is None:
+            settled = s
+    return settled
+
+
+def significant_rises(errors: torch.Tensor, n_se: float = 2.0) -> list[int]:
+    """Positions ``i >= 1`` where the error rises from column ``i - 1`` to ``i`` by
+    more than ``n_se`` standard errors, paired over prompts.
+
+    ``errors (B, K)``: per-prompt squared errors at ``K`` consecutive context sizes
+    (:func:`icl_lib.analysis.selection.squared_errors`). A learner that uses every
+    example has none: its error falls (or stays) as ``k`` grows.
+    """
+    if not isinstance(errors, torch.Tensor) or errors.ndim != 2:
+        raise ValueError(
+            "errors: expected a (B, K) tensor of per-prompt errors, got "
+            f"{getattr(errors, 'shape', type(errors).__name__)}"
+        )
+    finite = bool(torch.isfinite(errors).all())
+    if errors.shape[0] < 2 or not finite:
+        raise ValueError(
+            "errors: expected at least 2 prompts of finite errors, got "
+            f"{errors.shape[0]} prompts" + ("" if finite else " with NaN or inf")
+        )
+    if not (isinstance(n_se, int | float) and n_se > 0 and n_se < float("inf")):
+        raise ValueError(f"n_se: expected a positive finite number, got {n_se!r}")
+    steps = (errors[:, 1:] - errors[:, :-1]).double()
+    mean = steps.mean(0)
+    se = steps.std(0) / steps.shape[0] ** 0.5
+    return [i + 1 for i in range(steps.shape[1]) if mean[i] > n_se * se[i]]
