@@ -37,6 +37,7 @@ FAMILY_NOISE_STD = 0.5  # the regression family's label noise (chapter 1's noisy
 SPARSITY = 2
 SPARSE_NOISE_STD = 0.1
 STEPS = 8000  # about 8 minutes on one CPU thread
+MONITOR = (2 * DIM,)  # the training curves log the error at k = 2d on each noise level
 MODEL = BOOK_MODEL  # chapter 1's, so that every model here can start from its parent
 
 
@@ -60,13 +61,17 @@ PRESETS = (
         "selection_noise",
         "d = 5 linear regression, 11 points, noise sigma drawn per prompt from "
         "{0.1, 1.0}.",
-        NoiseMixturePrompts(dim=DIM, n_points=N_POINTS, noise_levels=NOISE_LEVELS),
+        NoiseMixturePrompts(
+            dim=DIM, n_points=N_POINTS, noise_levels=NOISE_LEVELS, monitor_ks=MONITOR
+        ),
     ),
     # The same run continued: does more training close the gap on sigma = 0.1?
     _warm(
         "selection_noise_long",
         "selection_noise trained for as many steps again.",
-        NoiseMixturePrompts(dim=DIM, n_points=N_POINTS, noise_levels=NOISE_LEVELS),
+        NoiseMixturePrompts(
+            dim=DIM, n_points=N_POINTS, noise_levels=NOISE_LEVELS, monitor_ks=MONITOR
+        ),
         init_from="selection_noise",
     ),
     *(
@@ -74,7 +79,9 @@ PRESETS = (
             f"selection_noise_{name}_only",
             f"d = 5 linear regression, 11 points, noise sigma = {level} only (the "
             "single-level control of selection_noise_long).",
-            NoiseMixturePrompts(dim=DIM, n_points=N_POINTS, noise_levels=(level,)),
+            NoiseMixturePrompts(
+                dim=DIM, n_points=N_POINTS, noise_levels=(level,), monitor_ks=MONITOR
+            ),
         )
         for name, level in zip(("low", "high"), NOISE_LEVELS, strict=True)
     ),

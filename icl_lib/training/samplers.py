@@ -376,16 +376,59 @@ class NoiseMixturePrompts(StationarySampler):
     dim: int  # input dimension d
     n_points: int  # points per prompt (the model predicts every one of them)
     noise_levels: tuple = (0.1, 1.0)  # the possible label noise levels sigma
+    # Context sizes whose error / d on each level the training curve logs (monitor).
+    monitor_ks: tuple[int, ...] = ()
 
     def __post_init__(self):
         check_positive_int("dim", self.dim)
         check_positive_int("n_points", self.n_points)
         noise_mixture_regression(1, 1, 1, self.noise_levels)  # checks the levels
+        if not isinstance(self.monitor_ks, tuple):
+            raise TypeError(
+                "monitor_ks: expected a tuple of context sizes, got "
+                f"{type(self.monitor_ks).__name__}"
+            )
+        for k in self.monitor_ks:
+            check_positive_int("monitor_ks", k, minimum=0)
+            if k >= self.n_points:
+                raise ValueError(
+                    f"monitor_ks: expected context sizes below {self.n_points} points, "
+                    f"got {k}"
+                )
 
     def draw(self, batch_size: int, seed) -> PromptBatch:
         return noise_mixture_regression(
             batch_size, self.n_points, self.dim, self.noise_levels, seed=seed
         )
+
+    def monitor_batch(self, level: float) -> PromptBatch:
+        """The ``MONITOR_PROMPTS`` fixed prompts of noise level ``level`` on which
+        :meth:`monitor` measures the model (seed ``MONITOR_SEED``)."""
+        if level not in self.noise_levels:
+            raise ValueError(
+                f"level: expected one of {self.noise_levels}, got {level!r}"
+            )
+        return noise_mixture_regression(
+            MONITOR_PROMPTS, self.n_points, self.dim, (level,), seed=MONITOR_SEED
+        )
+
+    def monitor(self, model: torch.nn.Module) -> dict:
+        """What the training curve records at a logged step: ``error_at_k{k}_sigma{s}``,
+        the model's error / d at each context size of ``monitor_ks`` on the fixed
+        prompts of each noise level ``s`` (:meth:`monitor_batch`)."""
+        if not self.monitor_ks:
+            return {}
+        if "_fixed" not in self.__dict__:  # drawn once, not at every logged step
+            batches = {level: self.monitor_batch(level) for level in self.noise_levels}
+            object.__setattr__(self, "_fixed", batches)
+        param = next(model.parameters())
+        out = {}
+        for level, batch in self.__dict__["_fixed"].items():
+            batch = batch.to(device=param.device, dtype=param.dtype)
+            errors = error_curve(model, batch, self.monitor_ks)
+            for k, e in zip(self.monitor_ks, errors.tolist(), strict=True):
+                out[f"error_at_k{k}_sigma{level}"] = round(e, 6)
+        return out
 
     def to_dict(self) -> dict:
         out = {"type": type(self).__name__, **asdict(self)}
