@@ -32,13 +32,24 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="with --stale: only list them"
     )
+    parser.add_argument(
+        "--exclude",
+        nargs="*",
+        default=[],
+        help="with --stale: presets to leave alone (and their descendants)",
+    )
     args = parser.parse_args(argv)
     if args.stale:
         if args.presets:
             parser.error("presets: expected none with --stale")
         if args.jobs < 1:
             parser.error(f"--jobs: expected at least 1, got {args.jobs}")
-        retrain_stale(args.jobs, args.data_dir, dry_run=args.dry_run)
+        try:
+            retrain_stale(
+                args.jobs, args.data_dir, dry_run=args.dry_run, exclude=args.exclude
+            )
+        except ValueError as error:
+            parser.error(str(error))
         return
     if not args.presets:
         for name, preset in sorted(

@@ -89,12 +89,22 @@ def _descendants(name: str) -> set[str]:
 
 
 def retrain_stale(
-    jobs: int = 2, data_dir=None, log_dir="_build/train_logs", dry_run=False
+    jobs: int = 2,
+    data_dir=None,
+    log_dir="_build/train_logs",
+    dry_run=False,
+    exclude=(),
 ) -> list[str]:
     """Retrain :func:`stale` presets, at most ``jobs`` processes at once; returns the
     names retrained. Each run's output goes to ``log_dir/<name>.log``; a failed run
-    stops its descendants and raises at the end."""
+    stops its descendants and raises at the end. ``exclude``: names to leave for now
+    (e.g. one being trained by another process), with their descendants."""
+    unknown = [name for name in exclude if name not in PRESETS]
+    if unknown:
+        raise ValueError(f"exclude: expected preset names, got {unknown}")
     todo = stale(data_dir)
+    left = set(exclude).union(*(_descendants(name) for name in exclude))
+    todo = {name: reason for name, reason in todo.items() if name not in left}
     for name, reason in todo.items():
         print(f"{name:32s} {reason}")
     if dry_run or not todo:
