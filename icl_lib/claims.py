@@ -25,6 +25,7 @@ import html
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -231,6 +232,38 @@ class ClaimSet:
         from IPython.display import HTML
 
         return HTML(claims_html(self.claims))
+
+    def summary(self, rows: Mapping[str, str]):
+        """A small HTML table of some claims for the text: ``label -> claim id``, one
+        row each with the measured value, the criterion and the verdict (an
+        ``IPython.display.HTML`` object)."""
+        from IPython.display import HTML
+
+        if not isinstance(rows, Mapping) or not rows:
+            raise ValueError(
+                f"rows: expected a non-empty mapping label -> claim id, got {rows!r}"
+            )
+        body = []
+        for label, id in rows.items():
+            claim = self[id]
+            cells = (
+                label,
+                _fmt(claim.book),
+                claim.tolerance,
+                VERDICT_MARKS[claim.verdict],
+            )
+            body.append(
+                "<tr>"
+                + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
+                + "</tr>"
+            )
+        head = "".join(
+            f"<th>{t}</th>" for t in ("quantity", "this model", "goal", "verdict")
+        )
+        return HTML(
+            f'<table class="claims-summary"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
 
     def save(self, directory=None) -> Path | None:
         """Write ``<directory>/<chapter>.json``; the default is the book's

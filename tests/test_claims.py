@@ -99,3 +99,18 @@ def test_a_goal_within_two_standard_errors_is_undecided():
         c.at_most("demo.bad", "x", kind="identity", book=0.0, goal=1e-12, se=0.1)
     with pytest.raises(ValueError, match="se: expected a finite standard error"):
         c.at_most("demo.neg", "x", kind="goal", book=1.0, goal=1.1, se=-1.0)
+
+
+def test_summary_table_shows_chosen_claims():
+    from icl_lib.claims import ClaimSet
+
+    claims = ClaimSet("unit")
+    claims.at_most("unit.a", "a", kind="goal", book=0.2, goal=0.1)
+    claims.at_least("unit.b", "b", kind="goal", book=3.0, goal=1.0)
+    html = claims.summary({"first": "unit.a", "second": "unit.b"}).data
+    assert html.count("<tr>") == 3 and "first" in html and "❌ miss" in html
+    assert "✅ pass" in html
+    with pytest.raises(KeyError, match="no claim"):
+        claims.summary({"x": "unit.c"})
+    with pytest.raises(ValueError, match="rows: expected"):
+        claims.summary({})

@@ -97,3 +97,17 @@ def test_settled_step_and_significant_rises():
         significant_rises(torch.full((3, 2), float("nan")))
     with pytest.raises(ValueError, match="n_se: expected"):
         significant_rises(falling, n_se=-1)
+
+
+def test_power_law_budget_recovers_a_power_law():
+    from icl_lib.analysis.curves import power_law_budget
+
+    steps = list(range(100, 10_001, 100))
+    curve = {"step": steps, "loss": [3.0 * s**-0.5 for s in steps]}
+    slope, needed = power_law_budget(curve, 3.0 * 40_000**-0.5)
+    assert slope == pytest.approx(-0.5) and needed == pytest.approx(40_000)
+    assert power_law_budget(curve, 1.0)[1] == 10_000  # already below
+    flat = {"step": steps, "loss": [1.0] * len(steps)}
+    assert power_law_budget(flat, 0.5)[1] == float("inf")
+    with pytest.raises(ValueError, match="level: expected"):
+        power_law_budget(curve, -1.0)

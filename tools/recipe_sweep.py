@@ -50,6 +50,10 @@ VARIANTS = {
         "positions": "learned",
         "task": NO_CURRICULUM,
     },
+    "learned positions and token types, no curriculum": {
+        "positions": "learned+types",
+        "task": NO_CURRICULUM,
+    },
 }
 
 

@@ -209,3 +209,41 @@ def significant_rises(errors: torch.Tensor, n_se: float = 2.0) -> list[int]:
     mean = steps.mean(0)
     se = steps.std(0) / steps.shape[0] ** 0.5
     return [i + 1 for i in range(steps.shape[1]) if mean[i] > n_se * se[i]]
+
+
+def power_law_budget(
+    curve: dict, level: float, *, key="loss", from_fraction: float = 0.5
+) -> tuple[float, float]:
+    """``(slope, steps)``: the log-log slope of a logged curve over its last part
+    (steps from ``from_fraction`` of the run on) and the number of steps at which a
+    power law with that slope, through the last logged value, reaches ``level``.
+
+    A rough extrapolation of "how much more training": the learning-rate schedule
+    shapes the curve, and a longer run would have its own. ``steps`` is the last
+    logged step if the curve is already at or below ``level``, and ``inf`` if the fitted
+    slope is not negative.
+    """
+    steps, values = _logged(curve, key)
+    if not (isinstance(level, int | float) and 0 < level < float("inf")):
+        raise ValueError(f"level: expected a positive finite number, got {level!r}")
+    if not 0 <= from_fraction < 1:
+        raise ValueError(
+            f"from_fraction: expected a number in [0, 1), got {from_fraction!r}"
+        )
+    last = steps[-1]
+    kept = [
+        (s, v) for s, v in zip(steps, values, strict=True) if s >= from_fraction * last
+    ]
+    if len(kept) < 2 or any(v <= 0 for _, v in kept):
+        raise ValueError(
+            f"curve: expected at least 2 positive logged values of {key!r} from step "
+            f"{from_fraction * last:g} on"
+        )
+    x = torch.log(torch.tensor([s for s, _ in kept], dtype=torch.float64))
+    y = torch.log(torch.tensor([v for _, v in kept], dtype=torch.float64))
+    slope = float(((x - x.mean()) * (y - y.mean())).sum() / ((x - x.mean()) ** 2).sum())
+    if values[-1] <= level:
+        return slope, float(last)
+    if slope >= 0:
+        return slope, float("inf")
+    return slope, float(last * (level / values[-1]) ** (1 / slope))

@@ -45,7 +45,7 @@ def prompt_tokens(xs, ys, n_dims: int, n_positions: int) -> torch.Tensor:
     return interleave(xs, ys)
 
 
-POSITIONS = ("learned", "types")
+POSITIONS = ("learned", "types", "learned+types")
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class TransformerConfig:
     # How a token says where it is (one of POSITIONS): "learned" adds Garg et al.'s
     # learned embedding of its absolute position (2 * n_positions vectors); "types"
     # adds one learned vector for every x token and one for every y token and no
-    # absolute position (the causal mask orders the tokens).
+    # absolute position (the causal mask orders the tokens); "learned+types" adds both.
     positions: str = "learned"
 
     def __post_init__(self):
@@ -215,8 +215,16 @@ class ICLTransformer(nn.Module):
         self.read_in = nn.Linear(config.n_dims, config.n_embd)
         # Either 2 * n_positions learned positions, or two learned token types (x, y)
         # repeated along the prompt (see TransformerConfig.positions).
-        rows = 2 * config.n_positions if config.positions == "learned" else 2
-        self.wpe = nn.Embedding(rows, config.n_embd)
+        absolute = config.positions in ("learned", "learned+types")
+        self.wpe = nn.Embedding(
+            2 * config.n_positions if absolute else 2, config.n_embd
+        )
+        # with both, the token types get their own table
+        self.wtt = (
+            nn.Embedding(2, config.n_embd)
+            if config.positions == "learned+types"
+            else None
+        )
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.ln_f = nn.LayerNorm(config.n_embd)
         self.read_out = nn.Linear(config.n_embd, 1)
@@ -246,9 +254,11 @@ class ICLTransformer(nn.Module):
 
     def position_embeddings(self, n: int) -> torch.Tensor:
         """What is added to the ``2n`` tokens of an ``n``-point prompt: ``(2n, C)``."""
+        if self.config.positions == "types":
+            return self.wpe.weight.repeat(n, 1)  # x, y, x, y, ...
         if self.config.positions == "learned":
             return self.wpe.weight[: 2 * n]
-        return self.wpe.weight.repeat(n, 1)  # x, y, x, y, ...
+        return self.wpe.weight[: 2 * n] + self.wtt.weight.repeat(n, 1)
 
     def predict_prefixes(self, xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
         """The prediction of every ``y_k`` from the ``k`` examples before it:
