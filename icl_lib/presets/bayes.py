@@ -165,8 +165,13 @@ PRESETS = (
         task=HMMDocuments(length=CONCEPT_CTX + 1),
         loss="next_token_ce",
         metric="query_loss",
-        # twice the first budget, whose loss still fell over its last fifth
-        **recipe(40_000, lr=3e-3, batch_size=32),
+        # Trained before the book's recipe (no warm-up); its loss changed by less than
+        # 1 % over the last fifth of the run.
+        steps=20_000,
+        batch_size=32,
+        lr=3e-3,
+        grad_clip=1.0,
+        cosine_decay=True,
         eval_size=1024,
     ),
 )
