@@ -14,7 +14,6 @@ from ..models.recurrent import SequenceModelConfig
 from ..training.loop import Curriculum
 from ..training.preset import Preset
 from ..training.recall import RecallSequences, SparseParityPrompts
-from ..training.recipe import recipe
 from ..training.samplers import RegressionPrompts
 
 WIDTH = 32  # residual width of every chapter 9 model
@@ -22,9 +21,7 @@ DEPTH = 4  # blocks of the regression and parity models
 STATE = 8  # states per channel of the selective mixers
 REGRESSION_DIM = 5  # d, chapter 1's dimension
 REGRESSION_POINTS = 2 * REGRESSION_DIM + 1  # contexts k = 0..2d and the query
-STEPS = (
-    24_000  # regression training steps (the book's recipe; 8000 left both undertrained)
-)
+STEPS = 8000  # regression training steps
 
 
 def stack(kind: str, depth: int, **task) -> SequenceModelConfig:
@@ -68,7 +65,10 @@ def _regression(kind: str) -> Preset:
         ),
         loss="prefix_mse",
         metric="error_by_k",
-        **recipe(STEPS, lr=1e-3, batch_size=64),
+        steps=STEPS,
+        batch_size=64,
+        lr=1e-3,
+        cosine_decay=True,
     )
 
 
