@@ -39,6 +39,32 @@ MONITOR_PROMPTS = 1024  # prompts of a monitored error (RegressionPrompts.monito
 MONITOR_SEED = 7919  # their seed, apart from training (0, 1, ...) and evaluation
 
 
+def _check_monitor_ks(ks, n_points: int) -> None:
+    """``monitor_ks``: a tuple of context sizes, each below ``n_points``."""
+    if not isinstance(ks, tuple):
+        raise TypeError(
+            f"monitor_ks: expected a tuple of context sizes, got {type(ks).__name__}"
+        )
+    for k in ks:
+        check_positive_int("monitor_ks", k, minimum=0)
+        if k >= n_points:
+            raise ValueError(
+                f"monitor_ks: expected context sizes below {n_points} points, got {k}"
+            )
+
+
+def _monitored_errors(model, batch: PromptBatch, ks, suffix: str = "") -> dict:
+    """``error_at_k{k}{suffix}``: the model's error / d at each of ``ks`` on
+    ``batch``, moved to the model's device and dtype."""
+    param = next(model.parameters())
+    batch = batch.to(device=param.device, dtype=param.dtype)
+    errors = error_curve(model, batch, ks)
+    return {
+        f"error_at_k{k}{suffix}": round(e, 6)
+        for k, e in zip(ks, errors.tolist(), strict=True)
+    }
+
+
 @dataclass(frozen=True)
 class Sampler:
     """What every sampler shares: no curriculum columns by default, and the manifest
@@ -92,18 +118,7 @@ class RegressionPrompts(Sampler):
             raise ValueError(
                 f"noise_std: expected 0 for uniform inputs, got {self.noise_std}"
             )
-        if not isinstance(self.monitor_ks, tuple):
-            raise TypeError(
-                "monitor_ks: expected a tuple of context sizes, got "
-                f"{type(self.monitor_ks).__name__}"
-            )
-        for k in self.monitor_ks:
-            check_positive_int("monitor_ks", k, minimum=0)
-            if k >= self.points.end:
-                raise ValueError(
-                    f"monitor_ks: expected context sizes below {self.points.end} "
-                    f"points, got {k}"
-                )
+        _check_monitor_ks(self.monitor_ks, self.points.end)
 
     def _draw(self, batch_size, n_points, dim, seed) -> PromptBatch:
         if self.inputs == "uniform":
@@ -134,13 +149,7 @@ class RegressionPrompts(Sampler):
                 MONITOR_PROMPTS, self.points.end, self.dims.end, MONITOR_SEED
             )
             object.__setattr__(self, "_fixed", batch)
-        param = next(model.parameters())
-        batch = self.__dict__["_fixed"].to(device=param.device, dtype=param.dtype)
-        errors = error_curve(model, batch, self.monitor_ks)
-        return {
-            f"error_at_k{k}": round(e, 6)
-            for k, e in zip(self.monitor_ks, errors.tolist(), strict=True)
-        }
+        return _monitored_errors(model, self.__dict__["_fixed"], self.monitor_ks)
 
 
 @dataclass(frozen=True)
@@ -383,18 +392,7 @@ class NoiseMixturePrompts(StationarySampler):
         check_positive_int("dim", self.dim)
         check_positive_int("n_points", self.n_points)
         noise_mixture_regression(1, 1, 1, self.noise_levels)  # checks the levels
-        if not isinstance(self.monitor_ks, tuple):
-            raise TypeError(
-                "monitor_ks: expected a tuple of context sizes, got "
-                f"{type(self.monitor_ks).__name__}"
-            )
-        for k in self.monitor_ks:
-            check_positive_int("monitor_ks", k, minimum=0)
-            if k >= self.n_points:
-                raise ValueError(
-                    f"monitor_ks: expected context sizes below {self.n_points} points, "
-                    f"got {k}"
-                )
+        _check_monitor_ks(self.monitor_ks, self.n_points)
 
     def draw(self, batch_size: int, seed) -> PromptBatch:
         return noise_mixture_regression(
@@ -421,13 +419,9 @@ class NoiseMixturePrompts(StationarySampler):
         if "_fixed" not in self.__dict__:  # drawn once, not at every logged step
             batches = {level: self.monitor_batch(level) for level in self.noise_levels}
             object.__setattr__(self, "_fixed", batches)
-        param = next(model.parameters())
         out = {}
         for level, batch in self.__dict__["_fixed"].items():
-            batch = batch.to(device=param.device, dtype=param.dtype)
-            errors = error_curve(model, batch, self.monitor_ks)
-            for k, e in zip(self.monitor_ks, errors.tolist(), strict=True):
-                out[f"error_at_k{k}_sigma{level}"] = round(e, 6)
+            out |= _monitored_errors(model, batch, self.monitor_ks, f"_sigma{level}")
         return out
 
     def to_dict(self) -> dict:
