@@ -26,7 +26,7 @@ import torch
 from .._checks import check_positive_int, check_real, check_tensor
 from ..prompts import PromptBatch
 from ..tasks import linear_regression
-from .curves import error_curve, predictions
+from .curves import PREFIX_CHUNK, error_curve, predictions
 
 
 def _ints(ks) -> list[int]:
@@ -310,15 +310,19 @@ def residual_features(
         raise ValueError(
             f"ks: expected context sizes in {low}..{batch.n_points - 1}, got {ks}"
         )
+    tokens = [2 * k if token == "query" else 2 * k - 1 for k in ks]
+    names = ["blocks.0.hook_resid_pre"] + [
+        f"blocks.{layer}.hook_resid_post" for layer in range(model.config.n_layer)
+    ]
+    parts = []
     with torch.no_grad():
         model.eval()
-        _, cache = model.run_with_cache(batch.xs, batch.ys)
-    n_layer = model.config.n_layer
-    streams = [cache["blocks.0.hook_resid_pre"]] + [
-        cache[f"blocks.{layer}.hook_resid_post"] for layer in range(n_layer)
-    ]
-    tokens = [2 * k if token == "query" else 2 * k - 1 for k in ks]
-    return torch.stack([s[:, tokens] for s in streams])
+        # Chunks of prompts keep the cache small (it holds every activation) and fast.
+        for start in range(0, batch.batch_size, PREFIX_CHUNK):
+            chunk = slice(start, start + PREFIX_CHUNK)
+            _, cache = model.run_with_cache(batch.xs[chunk], batch.ys[chunk])
+            parts.append(torch.stack([cache[name][:, tokens] for name in names]))
+    return torch.cat(parts, dim=1)
 
 
 def probe_accuracy(

@@ -101,7 +101,8 @@ def lasso_exact_weights(xs, ys, lam: float) -> torch.Tensor:
     whose signs agree with ``s`` is a feasible point, and the optimum is one of them
     (its own pattern's candidate), so the sign-consistent candidate of smallest
     objective is the Lasso. Coordinate descent needs thousands of sweeps when
-    ``N <= d``; this costs ``3^d`` small batched solves whatever ``N``.
+    ``N <= d``; this costs one batched solve per support (``2^d - 1``), with the
+    ``2^|A|`` sign patterns of a support as its right-hand sides, whatever ``N``.
 
     Args:
         xs: ``(B, N, d)`` with ``d <= MAX_EXACT_DIM``; ys: ``(B, N)``.
@@ -122,22 +123,26 @@ def lasso_exact_weights(xs, ys, lam: float) -> torch.Tensor:
     corr = (x.transpose(1, 2) @ y.unsqueeze(-1)).squeeze(-1) / n  # (B, d)
     best_w = x.new_zeros(B, d)
     best_f = (y**2).sum(1) / (2 * n)  # the objective at w = 0
-    for pattern in itertools.product((-1.0, 0.0, 1.0), repeat=d):
-        signs = torch.tensor(pattern, dtype=x.dtype, device=x.device)
-        support = signs != 0
-        size = int(support.sum())
-        if size == 0 or size > N:
-            continue
-        rhs = corr[:, support] - lam * signs[support]
-        w_a, info = torch.linalg.solve_ex(gram[:, support][:, :, support], rhs)
-        feasible = (info == 0) & (w_a * signs[support] > 0).all(-1)
-        w = x.new_zeros(B, d)
-        w[:, support] = torch.where(feasible.unsqueeze(-1), w_a, torch.zeros_like(w_a))
-        resid = y - (x @ w.unsqueeze(-1)).squeeze(-1)
-        f = (resid**2).sum(1) / (2 * n) + lam * w.abs().sum(-1)
-        better = feasible & (f < best_f)
-        best_w = torch.where(better.unsqueeze(-1), w, best_w)
-        best_f = torch.where(better, f, best_f)
+    # One batched solve per support A: its 2^|A| sign patterns are the right-hand sides.
+    for size in range(1, min(d, N) + 1):
+        signs = torch.tensor(
+            list(itertools.product((-1.0, 1.0), repeat=size)), dtype=x.dtype
+        ).T.to(x.device)  # (|A|, P): one column per sign pattern
+        for support in itertools.combinations(range(d), size):
+            a = list(support)
+            rhs = corr[:, a, None] - lam * signs  # (B, |A|, P)
+            w_a, info = torch.linalg.solve_ex(gram[:, a][:, :, a], rhs)
+            feasible = (info == 0).unsqueeze(-1) & (w_a * signs > 0).all(1)  # (B, P)
+            w_a = torch.where(feasible.unsqueeze(1), w_a, torch.zeros_like(w_a))
+            resid = y.unsqueeze(-1) - x[:, :, a] @ w_a  # (B, N, P)
+            f = (resid**2).sum(1) / (2 * n) + lam * w_a.abs().sum(1)  # (B, P)
+            f = torch.where(feasible, f, torch.full_like(f, math.inf))
+            f_min, pick = f.min(-1)
+            better = f_min < best_f
+            w = x.new_zeros(B, d)
+            w[:, a] = w_a.gather(2, pick.view(B, 1, 1).expand(B, size, 1)).squeeze(-1)
+            best_w = torch.where(better.unsqueeze(-1), w, best_w)
+            best_f = torch.where(better, f_min, best_f)
     return best_w.to(xs.dtype)
 
 
@@ -177,11 +182,13 @@ def ista(xs, ys, x_query, lam: float, steps: int) -> torch.Tensor:
         return x_query.new_zeros(B)
     gram = xs.transpose(1, 2) @ xs / N  # (B, d, d)
     L = torch.linalg.eigvalsh(gram)[:, -1].clamp(min=1e-12)  # (B,)
+    corr = (xs.transpose(1, 2) @ ys.unsqueeze(-1)).squeeze(-1) / N  # X^T y / N
+    step, threshold = 1 / L[:, None], lam / L[:, None]
     w = xs.new_zeros(B, d)
     for _ in range(steps):
-        grad = torch.einsum("bnd,bn->bd", xs, torch.einsum("bnd,bd->bn", xs, w) - ys)
-        z = w - grad / (N * L[:, None])
-        w = torch.sign(z) * (z.abs() - lam / L[:, None]).clamp(min=0.0)
+        grad = (gram @ w.unsqueeze(-1)).squeeze(-1) - corr  # X^T (X w - y) / N
+        z = w - step * grad
+        w = torch.sign(z) * (z.abs() - threshold).clamp(min=0.0)
     return _predict(w, x_query)
 
 
@@ -258,8 +265,10 @@ def logistic_posterior_mean(
     w = torch.cat((half, -half))  # antithetic pairs: an empty context predicts 0
     x, y, q = xs.double().cpu(), ys.double().cpu(), x_query.double().cpu()
     out = torch.empty(B, dtype=torch.float64)
-    for start in range(0, B, 256):  # chunks keep the (b, S, N) margins small
-        part = slice(start, start + 256)
+    # Chunks of 16 prompts keep the (b, S, N) margins (5 MB) in cache: three times
+    # faster than chunks of 256 on a laptop CPU, with the same result.
+    for start in range(0, B, 16):
+        part = slice(start, start + 16)
         margins = y[part, None, :] * torch.einsum("bnd,sd->bsn", x[part], w)
         log_lik = torch.nn.functional.logsigmoid(margins).sum(-1)  # (b, S)
         weights = torch.softmax(log_lik, dim=1)
