@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import numbers
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -56,8 +57,79 @@ class Claim:
     paper_note: str = ""  # where in the paper, or why there is no number
     se: float | None = None  # standard error of ``book``, where it is a sample mean
 
+    def __post_init__(self):
+        # Every field checked, so that a claim read back from JSON (load_claims) or
+        # built by hand holds what a ClaimSet would have written.
+        for name in ("id", "chapter", "kind", "description", "tolerance", "verdict"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise TypeError(f"{name}: expected a non-empty string, got {value!r}")
+        for name in ("citation", "paper_note"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(
+                    f"{name}: expected a string, got {getattr(self, name)!r}"
+                )
+        if not self.chapter.isidentifier():
+            raise ValueError(
+                f"chapter: expected a short identifier such as 'overview', got "
+                f"{self.chapter!r}"
+            )
+        if not self.id.startswith(self.chapter + ".") or self.id == self.chapter + ".":
+            raise ValueError(
+                f"id: expected '{self.chapter}.<name>' for chapter {self.chapter!r}, "
+                f"got {self.id!r}"
+            )
+        if self.kind not in KINDS:
+            raise ValueError(
+                f"kind: expected one of {KINDS} for {self.id}, got {self.kind!r}"
+            )
+        if self.verdict not in VERDICTS:
+            raise ValueError(
+                f"verdict: expected one of {VERDICTS} for {self.id}, got "
+                f"{self.verdict!r}"
+            )
+        _real("book", self.book, self.id)
+        if self.paper is not None:
+            _real("paper", self.paper, self.id)
+        if self.kind == "reproduction" and (self.paper is None or not self.citation):
+            raise ValueError(
+                f"paper, citation: a reproduction claim ({self.id}) compares with a "
+                f"paper's number in the paper's setup; expected both, got "
+                f"{self.paper!r}, {self.citation!r}"
+            )
+        if self.se is not None and (
+            self.kind != "goal" or _real("se", self.se, self.id) < 0
+        ):
+            raise ValueError(
+                f"se: expected a finite standard error >= 0 of a goal claim "
+                f"({self.id}), got {self.se} for a {self.kind} claim"
+            )
+        if self.verdict == "undecided" and self.se is None:
+            raise ValueError(
+                f"verdict: 'undecided' needs a standard error ({self.id}), got se=None"
+            )
+
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def _real(name: str, value, id: str) -> float:
+    """``value`` as a finite float: a Python, NumPy or 0-d torch number, never a bool
+    or a string (``float("0.05")`` would turn a typed number into a measurement)."""
+    if hasattr(value, "item") and not isinstance(value, numbers.Number):
+        # NumPy scalars, arrays and tensors of one element (what float() would take)
+        size = value.numel() if hasattr(value, "numel") else getattr(value, "size", 0)
+        if size == 1:
+            value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name}: expected a real number for {id}, got {type(value).__name__} "
+            f"{value!r}"
+        )
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number for {id}, got {value}")
+    return value
 
 
 def _fmt(x: float | None) -> str:
@@ -120,15 +192,11 @@ class ClaimSet:
                 f"number in the paper's setup; expected both, got {paper!r}, "
                 f"{citation!r}"
             )
-        book = float(book)
-        if not math.isfinite(book):
-            raise ValueError(
-                f"book: expected a finite measured value for {id}, got {book}"
-            )
+        book = _real("book", book, id)
         verdict = "pass" if ok else "miss"
         if se is not None:
-            se = float(se)
-            if kind != "goal" or not (math.isfinite(se) and se >= 0):
+            se = _real("se", se, id)
+            if kind != "goal" or se < 0:
                 raise ValueError(
                     "se: expected a finite standard error >= 0 of a goal claim "
                     f"({id}), "
@@ -142,7 +210,7 @@ class ClaimSet:
             chapter=self.chapter,
             kind=kind,
             description=description,
-            paper=None if paper is None else float(paper),
+            paper=None if paper is None else _real("paper", paper, id),
             book=book,
             tolerance=tolerance,
             verdict=verdict,
@@ -159,12 +227,13 @@ class ClaimSet:
         and for a goal ``se``, the standard error of ``book``: within ``2 se`` of the
         goal the verdict is ``undecided``.
         """
+        goal = _real("goal", goal, id)
         if kind == "identity" and not goal <= IDENTITY_TOLERANCE:
             raise ValueError(
                 f"goal: an identity ({id}) is checked to float64 rounding, expected at "
                 f"most {IDENTITY_TOLERANCE}, got {goal}"
             )
-        ok = float(book) <= goal
+        ok = _real("book", book, id) <= goal
         self._add(
             id, kind, description, book, f"<= {_fmt(goal)}", ok, goal=goal, **context
         )
@@ -176,7 +245,8 @@ class ClaimSet:
                 f"kind: an identity ({id}) is an error at most {IDENTITY_TOLERANCE}; "
                 "record it with at_most"
             )
-        ok = float(book) >= goal
+        goal = _real("goal", goal, id)
+        ok = _real("book", book, id) >= goal
         self._add(
             id, kind, description, book, f">= {_fmt(goal)}", ok, goal=goal, **context
         )
@@ -208,7 +278,13 @@ class ClaimSet:
                 f"abs_tol: an identity ({id}) is checked to float64 rounding, expected "
                 f"at most {IDENTITY_TOLERANCE}, got abs_tol={abs_tol!r}"
             )
-        gap = abs(float(book) - float(paper))
+        for name, tol in (("rel_tol", rel_tol), ("abs_tol", abs_tol)):
+            if tol is not None and _real(name, tol, id) < 0:
+                raise ValueError(
+                    f"{name}: expected a tolerance >= 0 for {id}, got {tol}"
+                )
+        paper = _real("paper", paper, id)
+        gap = abs(_real("book", book, id) - paper)
         reference = "the target" if kind == "goal" else "the paper"
         if rel_tol is not None:
             criterion, ok = (
@@ -298,19 +374,23 @@ def load_claims(directory) -> list[Claim]:
     name."""
     claims = []
     for path in sorted(Path(directory).glob("*.json")):
-        for row in json.loads(path.read_text()):
-            claim = Claim(**row)
-            if claim.kind not in KINDS:
+        try:
+            rows = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: not valid JSON ({error})") from error
+        if not isinstance(rows, list):
+            raise ValueError(
+                f"{path}: expected a list of claims, got a JSON {type(rows).__name__}"
+            )
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict):
                 raise ValueError(
-                    f"{path}: kind of {claim.id} is {claim.kind!r}, expected one of "
-                    f"{KINDS}"
+                    f"{path}: claim {i}: expected an object, got {type(row).__name__}"
                 )
-            if claim.verdict not in VERDICTS:
-                raise ValueError(
-                    f"{path}: verdict of {claim.id} is {claim.verdict!r}, expected one "
-                    f"of {VERDICTS}"
-                )
-            claims.append(claim)
+            try:
+                claims.append(Claim(**row))  # Claim checks every field
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"{path}: claim {i}: {error}") from error
     ids = [c.id for c in claims]
     if len(ids) != len(set(ids)):
         raise ValueError(

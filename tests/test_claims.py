@@ -2,9 +2,11 @@
 
 import json
 
+import numpy as np
 import pytest
+import torch
 
-from icl_lib.claims import ClaimSet, claims_html, load_claims
+from icl_lib.claims import Claim, ClaimSet, claims_html, load_claims
 
 KEYS = {"id", "chapter", "kind", "description", "paper", "book", "tolerance", "verdict"}
 
@@ -44,12 +46,177 @@ def test_bad_claims():
     c.at_most("demo.a", "a", kind="goal", book=1, goal=1)
     with pytest.raises(ValueError, match="already claimed"):
         c.at_most("demo.a", "a", kind="goal", book=1, goal=1)
-    with pytest.raises(ValueError, match="book: expected a finite measured value"):
+    with pytest.raises(ValueError, match="book: expected a finite number"):
         c.at_most("demo.nan", "a", kind="goal", book=float("nan"), goal=1)
     with pytest.raises(ValueError, match="exactly one of them"):
         c.close_to("demo.x", "x", kind="goal", book=1, paper=1)
     with pytest.raises(ValueError, match="chapter: expected a short identifier"):
         ClaimSet("two words")
+
+
+INF, NAN = float("inf"), float("nan")
+
+
+@pytest.mark.parametrize(
+    "record, error, match",
+    [
+        (
+            lambda c: c.at_most("demo.x", "x", kind="goal", book=1, goal=INF),
+            ValueError,
+            "goal: expected a finite",
+        ),
+        (
+            lambda c: c.at_most("demo.x", "x", kind="goal", book=1, goal=NAN),
+            ValueError,
+            "goal: expected a finite",
+        ),
+        (
+            lambda c: c.at_least("demo.x", "x", kind="goal", book=1, goal=-INF),
+            ValueError,
+            "goal: expected a finite",
+        ),
+        (
+            lambda c: c.close_to(
+                "demo.x", "x", kind="goal", book=1, paper=2, rel_tol=INF
+            ),
+            ValueError,
+            "rel_tol: expected a finite",
+        ),
+        (
+            lambda c: c.close_to(
+                "demo.x", "x", kind="goal", book=1, paper=2, abs_tol=INF
+            ),
+            ValueError,
+            "abs_tol: expected a finite",
+        ),
+        (
+            lambda c: c.close_to(
+                "demo.x", "x", kind="goal", book=1, paper=2, abs_tol=-1
+            ),
+            ValueError,
+            "abs_tol: expected a tolerance >= 0",
+        ),
+        (
+            lambda c: c.close_to(
+                "demo.x", "x", kind="goal", book=1, paper=2, rel_tol=-0.1
+            ),
+            ValueError,
+            "rel_tol: expected a tolerance >= 0",
+        ),
+        (
+            lambda c: c.close_to(
+                "demo.x",
+                "x",
+                kind="reproduction",
+                book=1,
+                paper=NAN,
+                rel_tol=0.1,
+                citation="X",
+            ),
+            ValueError,
+            "paper: expected a finite",
+        ),
+        (
+            lambda c: c.at_most("demo.x", "x", kind="goal", book=1, goal=2, paper=NAN),
+            ValueError,
+            "paper: expected a finite",
+        ),
+        (
+            lambda c: c.at_most("demo.x", "x", kind="goal", book="0.05", goal=1),
+            TypeError,
+            "book: expected a real number",
+        ),
+        (
+            lambda c: c.at_most("demo.x", "x", kind="goal", book=True, goal=1),
+            TypeError,
+            "book: expected a real number",
+        ),
+        (
+            lambda c: c.at_most("demo.x", "x", kind="goal", book=0.5, goal="1"),
+            TypeError,
+            "goal: expected a real number",
+        ),
+        (
+            lambda c: c.at_most("demo.x", "x", kind="goal", book=0.5, goal=1, se=NAN),
+            ValueError,
+            "se: expected a finite",
+        ),
+    ],
+)
+def test_impossible_claims_are_refused_by_name(record, error, match):
+    """A criterion that every value meets (an infinite goal or tolerance), a measurement
+    that is not a number, or a NaN paper value never becomes a verdict."""
+    c = ClaimSet("demo")
+    with pytest.raises(error, match=match):
+        record(c)
+    assert not c.claims
+
+
+def test_numpy_and_torch_scalars_are_measurements():
+    c = ClaimSet("demo")
+    c.at_most("demo.np", "x", kind="goal", book=np.float32(0.5), goal=np.float64(1.0))
+    c.at_least("demo.t", "x", kind="goal", book=torch.tensor(2.0), goal=1)
+    assert c["demo.np"].book == 0.5 and c["demo.t"].verdict == "pass"
+    with pytest.raises(TypeError, match="book: expected a real number"):
+        c.at_most("demo.v", "x", kind="goal", book=torch.ones(2), goal=1)
+
+
+def test_a_claim_checks_itself():
+    good = dict(
+        id="demo.a",
+        chapter="demo",
+        kind="goal",
+        description="x",
+        paper=None,
+        book=0.5,
+        tolerance="<= 1",
+        verdict="pass",
+    )
+    assert Claim(**good).verdict == "pass"
+    for change, error, match in [
+        ({"book": NAN}, ValueError, "book: expected a finite"),
+        ({"book": "0.5"}, TypeError, "book: expected a real number"),
+        ({"paper": INF}, ValueError, "paper: expected a finite"),
+        ({"verdict": "maybe"}, ValueError, "verdict: expected one of"),
+        (
+            {"verdict": "undecided"},
+            ValueError,
+            "verdict: 'undecided' needs a standard error",
+        ),
+        ({"kind": "reproduction"}, ValueError, "paper, citation: a reproduction"),
+        ({"id": "other.a"}, ValueError, "id: expected 'demo.<name>'"),
+        ({"description": ""}, TypeError, "description: expected a non-empty string"),
+        ({"se": -0.1}, ValueError, "se: expected a finite standard error"),
+        (
+            {"kind": "identity", "se": 0.1},
+            ValueError,
+            "se: expected a finite standard error",
+        ),
+    ]:
+        with pytest.raises(error, match=match):
+            Claim(**{**good, **change})
+
+
+def test_load_claims_refuses_what_a_claim_set_would(tmp_path):
+    c = ClaimSet("demo")
+    c.at_most("demo.a", "a", kind="goal", book=1.0, goal=2.0)
+    path = c.save(tmp_path)
+    row = json.loads(path.read_text())[0]
+    for bad, match in [
+        ([{**row, "book": NAN}], "claim 0: book: expected a finite"),
+        ([{**row, "book": "1.0"}], "claim 0: book: expected a real number"),
+        ([{**row, "verdict": "passed"}], "claim 0: verdict: expected one of"),
+        ([{**row, "extra": 1}], "claim 0: .*unexpected keyword argument 'extra'"),
+        ([[1, 2]], "claim 0: expected an object, got list"),
+        (row, "expected a list of claims, got a JSON dict"),
+    ]:
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=match) as info:
+            load_claims(tmp_path)
+        assert str(path) in str(info.value)
+    path.write_text("[{")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_claims(tmp_path)
 
 
 def test_duplicate_ids_across_files_are_rejected(tmp_path):

@@ -39,9 +39,9 @@ def test_prediction_k_sees_only_the_first_k_examples():
 
 
 def test_evaluation_in_chunks_is_the_whole_batch_pass():
-    """Without gradients a large batch goes through in chunks of EVAL_CHUNK prompts; with
-    gradients in one pass. Both give the same predictions (float64), and a wrong batch
-    size still fails by name."""
+    """Without gradients a large batch goes through in chunks of EVAL_CHUNK prompts,
+    with gradients in one pass. Both give the same predictions (float64), and a wrong
+    batch size still fails by name."""
     torch.manual_seed(0)
     model = ICLTransformer(CFG).double()
     b = linear_regression(2 * EVAL_CHUNK + 7, 8, 4, seed=2, dtype=torch.float64)

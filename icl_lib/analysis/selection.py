@@ -24,9 +24,9 @@ from functools import partial
 import torch
 
 from .._checks import check_positive_int, check_real, check_tensor
+from ..models.gpt import EVAL_CHUNK
 from ..prompts import PromptBatch
 from ..tasks import linear_regression
-from ..models.gpt import EVAL_CHUNK
 from .curves import error_curve, predictions
 
 
