@@ -14,7 +14,25 @@ import torch
 
 # icl_lib/ sits at the repository root (an editable install, or a clone on Colab).
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DATA_DIR = REPO_ROOT / "data"
+DATA_ENV = "ICL_DATA_DIR"  # where the checkpoints are, for any other install
+
+
+def find_data_dir() -> Path:
+    """Where the checkpoints live: ``$ICL_DATA_DIR``; else ``data/`` beside
+    ``icl_lib/`` in a clone (an editable install, Colab); else, for a package
+    installed into site-packages, the ``data/`` of the book checkout that contains the
+    working directory; else ``./data``. Never a folder inside site-packages."""
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV]).expanduser().resolve()
+    if (REPO_ROOT / "data").is_dir() and (REPO_ROOT / "pyproject.toml").exists():
+        return REPO_ROOT / "data"
+    for folder in (Path.cwd(), *Path.cwd().parents):
+        if (folder / "data").is_dir() and (folder / "_config.yml").exists():
+            return folder / "data"
+    return Path.cwd() / "data"
+
+
+DATA_DIR = find_data_dir()
 
 
 def get_device() -> torch.device:

@@ -2,10 +2,12 @@
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 import torch
 
+from icl_lib import runtime
 from icl_lib.models.contextual import RegressionBlockConfig
 from icl_lib.models.gpt import TransformerConfig
 from icl_lib.models.token_gpt import TokenTransformerConfig
@@ -13,7 +15,13 @@ from icl_lib.presets import PRESETS, get_preset, load_checkpoint, load_or_train
 from icl_lib.presets.__main__ import main as train_command
 from icl_lib.runtime import DATA_DIR
 from icl_lib.tasks import TokenBatch
-from icl_lib.training.checkpoints import MANIFEST_KEYS, checkpoint_paths, sha256
+from icl_lib.training.checkpoints import (
+    MANIFEST_KEYS,
+    checkpoint_paths,
+    manifest_digest,
+    save_checkpoint,
+    sha256,
+)
 from icl_lib.training.loop import Curriculum
 from icl_lib.training.preset import Preset, train_preset
 from icl_lib.training.samplers import RegressionPrompts
@@ -113,6 +121,108 @@ def test_a_changed_preset_or_corrupt_weights_are_refused(tmp_path, monkeypatch):
         load_checkpoint("garg_standard", tmp_path)
 
 
+@pytest.fixture
+def tiny_checkpoint(tmp_path, monkeypatch):
+    """A trained two-step checkpoint under tmp_path: ``(name, weights, manifest)``."""
+    preset = tiny(get_preset("gd_looped2"))
+    monkeypatch.setitem(PRESETS, preset.name, preset)
+    load_or_train(preset.name, data_dir=tmp_path)
+    return (preset.name, *checkpoint_paths(preset.name, tmp_path))
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("steps", 10**6),
+        ("name", "other"),
+        ("metrics", {"eval_error_by_k": [0.0]}),
+        ("curve", {"step": [1], "loss": [0.0]}),
+        ("wall_seconds", 1.0),
+    ],
+)
+def test_an_edited_manifest_is_refused(tiny_checkpoint, tmp_path, field, value):
+    """manifest_sha256 covers every field a chapter reads, not only the weights."""
+    name, _, meta = tiny_checkpoint
+    manifest = json.loads(meta.read_text())
+    assert manifest["manifest_sha256"] == manifest_digest(manifest)
+    meta.write_text(json.dumps({**manifest, field: value}))
+    with pytest.raises(ValueError, match="edited after it was written"):
+        load_checkpoint(name, tmp_path)
+
+
+def test_malformed_manifests_and_weights_are_refused_by_file(tiny_checkpoint, tmp_path):
+    name, weights, meta = tiny_checkpoint
+    model, manifest = load_checkpoint(name, tmp_path)
+    good = meta.read_text()
+    for text, match in [
+        ("{not json", "not a JSON manifest"),
+        ("[1, 2]", "expected a JSON object"),
+        (
+            json.dumps({k: v for k, v in manifest.items() if k != "sha256"}),
+            "missing \\['sha256'\\]",
+        ),
+        (json.dumps({**manifest, "extra": 1}), "extra \\['extra'\\]"),
+    ]:
+        meta.write_text(text)
+        with pytest.raises(ValueError, match=match) as info:
+            load_checkpoint(name, tmp_path)
+        assert str(meta) in str(info.value)
+    meta.write_text(good)
+    # NaN weights with both hashes updated: the hashes agree, the weights do not load
+    with torch.no_grad():
+        next(model.parameters()).fill_(float("nan"))
+    save_checkpoint(model, manifest, tmp_path)
+    with pytest.raises(ValueError, match="is not finite") as info:
+        load_checkpoint(name, tmp_path)
+    assert str(weights) in str(info.value)
+
+
+def test_half_a_checkpoint_is_never_overwritten(tiny_checkpoint, tmp_path, capsys):
+    name, weights, meta = tiny_checkpoint
+    kept = weights.read_bytes()
+    meta.unlink()
+    for call in (load_checkpoint, load_or_train):
+        with pytest.raises(FileNotFoundError, match="half there") as info:
+            call(name, data_dir=tmp_path)
+        assert str(meta) in str(info.value)
+    assert weights.read_bytes() == kept and not meta.exists()
+    load_or_train(name, data_dir=tmp_path, retrain=True)  # on purpose: it retrains
+    assert "retrain=True; training preset" in capsys.readouterr().err
+    weights.unlink()
+    meta.unlink()
+    load_or_train(name, data_dir=tmp_path)  # nothing there: it trains, and says so
+    assert "no checkpoint; training preset" in capsys.readouterr().err
+    assert meta.exists() and weights.exists()
+
+
+def test_the_command_does_not_overwrite_without_force(tiny_checkpoint, tmp_path):
+    name, weights, _ = tiny_checkpoint
+    kept = weights.read_bytes()
+    with pytest.raises(SystemExit):  # stdin is not a terminal here: no, unless --force
+        train_command([name, "--data-dir", str(tmp_path)])
+    assert weights.read_bytes() == kept
+    train_command([name, "--data-dir", str(tmp_path), "--force"])
+    assert load_checkpoint(name, tmp_path)[1]["name"] == name
+
+
+def test_the_data_folder_is_never_inside_site_packages(tmp_path, monkeypatch):
+    assert DATA_DIR == Path(runtime.__file__).resolve().parents[1] / "data"  # a clone
+    site = tmp_path / "site-packages"  # a non-editable install: no data/ beside icl_lib
+    (site / "icl_lib").mkdir(parents=True)
+    book = tmp_path / "book"
+    (book / "data").mkdir(parents=True)
+    (book / "_config.yml").write_text("title: x\n")
+    (book / "chapters").mkdir()
+    monkeypatch.setattr(runtime, "REPO_ROOT", site)
+    monkeypatch.delenv(runtime.DATA_ENV, raising=False)
+    monkeypatch.chdir(book / "chapters")
+    assert runtime.find_data_dir() == book / "data"
+    monkeypatch.chdir(tmp_path)
+    assert runtime.find_data_dir() == tmp_path / "data"
+    monkeypatch.setenv(runtime.DATA_ENV, str(tmp_path / "mine"))
+    assert runtime.find_data_dir() == tmp_path / "mine"
+
+
 def test_warm_start_continues_from_the_parent(tmp_path, monkeypatch):
     parent = tiny(get_preset("overview_noiseless"), "unit_parent")
     child = dataclasses.replace(
@@ -143,6 +253,7 @@ def test_committed_checkpoint_matches_its_manifest_and_preset(name):
     )  # every committed checkpoint has a preset, so a training command
     manifest = json.loads(checkpoint_paths(name)[1].read_text())
     assert tuple(manifest) == MANIFEST_KEYS
+    assert manifest["manifest_sha256"] == manifest_digest(manifest)
     assert manifest["steps"] == preset.steps and manifest["seed"] == preset.seed
     assert len(manifest["curve"]["step"]) == preset.steps // preset.log_every
     model, _ = load_checkpoint(name)  # checks the sha256 and the whole preset

@@ -14,11 +14,14 @@ and ``to_dict``, a model with ``predict``) and a preset entry here.
 
 from __future__ import annotations
 
+import sys
+
 import torch
 
 from ..runtime import get_device
 from ..training.checkpoints import (
     checkpoint_paths,
+    checkpoint_state,
     load_weights,
     save_checkpoint,
     sha256,
@@ -91,12 +94,19 @@ def load_or_train(
     """The checkpoint of preset ``name`` if committed (and not ``retrain``), else train
     it.
 
-    Returns ``(model, manifest)``; training writes ``data/<name>.safetensors`` and its
-    manifest.
+    Returns ``(model, manifest)``. Training says so (on stderr: the preset, its steps,
+    where it writes) and writes ``data/<name>.safetensors`` and its manifest. Half a
+    checkpoint (one of the two files) is an error, never overwritten unless
+    ``retrain``: restore the missing file or retrain on purpose.
     """
-    if not retrain:
-        try:
-            return load_checkpoint(name, data_dir)
-        except FileNotFoundError:
-            pass
+    preset = get_preset(name)
+    if not retrain and checkpoint_state(name, data_dir) != "missing":
+        return load_checkpoint(name, data_dir)  # a partial pair raises, by name
+    weights, _ = checkpoint_paths(name, data_dir)
+    reason = "retrain=True" if retrain else "no checkpoint"
+    print(
+        f"load_or_train: {reason}; training preset {name!r} ({preset.steps} steps, "
+        f"batch {preset.batch_size}) and writing {weights} (+ .json)",
+        file=sys.stderr,
+    )
     return train(name, data_dir=data_dir, progress=progress)

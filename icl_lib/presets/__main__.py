@@ -4,9 +4,11 @@ ones; ``--stale`` retrains every stale checkpoint (:mod:`icl_lib.presets.retrain
 from __future__ import annotations
 
 import argparse
+import sys
 
 import torch
 
+from ..training.checkpoints import checkpoint_paths, checkpoint_state
 from . import PRESETS, train
 from .retrain import retrain_stale
 
@@ -20,6 +22,11 @@ def main(argv=None) -> None:
     parser.add_argument("presets", nargs="*", help="preset names (none: list them all)")
     parser.add_argument(
         "--data-dir", default=None, help="where to write (default: data/)"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite existing checkpoints without asking",
     )
     parser.add_argument(
         "--stale",
@@ -63,12 +70,31 @@ def main(argv=None) -> None:
     unknown = [name for name in args.presets if name not in PRESETS]
     if unknown:
         parser.error(f"presets: expected names from {sorted(PRESETS)}, got {unknown}")
+    existing = [
+        name
+        for name in args.presets
+        if checkpoint_state(name, args.data_dir) != "missing"
+    ]
+    if existing and not args.force and not _confirm(existing, args.data_dir):
+        parser.error(
+            f"presets: {existing} already have checkpoints; pass --force to "
+            "overwrite them"
+        )
     # One thread: the same weights whatever the machine's core count.
     torch.set_num_threads(1)
     for name in args.presets:
         _, manifest = train(name, data_dir=args.data_dir)
         loss = manifest["metrics"]["final_train_loss"]
         print(f"{name}: {manifest['wall_seconds']} s, final loss {loss:.4f}")
+
+
+def _confirm(names, data_dir) -> bool:
+    """Ask on a terminal before overwriting committed checkpoints; elsewhere (a
+    script, CI) the answer is no, and --force is needed."""
+    if not sys.stdin.isatty():
+        return False
+    paths = ", ".join(str(checkpoint_paths(name, data_dir)[0]) for name in names)
+    return input(f"overwrite {paths}? [y/N] ").strip().lower() in ("y", "yes")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,11 @@
 ``data/<name>.safetensors`` holds the weights, ``data/<name>.json`` the manifest with
 the keys :data:`MANIFEST_KEYS`: the preset that made it, seed, steps, training curve,
 metrics, parameter count, environment, the parent checkpoint's hash for a warm start,
-and the sha256 of the weights. Loading checks the hash, so a checkpoint cannot change
-without its manifest.
+the sha256 of the weights, and ``manifest_sha256``, the sha256 of every other field
+(the weights' hash included): one hash that covers the weights and every number a
+chapter reads from the manifest. Loading checks both hashes, that the weights are
+finite, and the preset; a malformed manifest, a lone half of a pair or a damaged file
+is refused with an error that names the file.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ MANIFEST_KEYS = (
     "environment",  # torch, python, device, threads (None where not recorded)
     "weights",  # the weights' file name
     "sha256",  # of the weights' file
+    "manifest_sha256",  # of every field above, as canonical JSON (manifest_digest)
 )
 
 
@@ -50,10 +54,18 @@ def checkpoint_paths(name: str, data_dir=None) -> tuple[Path, Path]:
     return folder / f"{name}.safetensors", folder / f"{name}.json"
 
 
+def manifest_digest(manifest: dict) -> str:
+    """The sha256 of every manifest field but ``manifest_sha256``, as canonical JSON
+    (sorted keys): what ``manifest_sha256`` records."""
+    fields = {key: manifest.get(key) for key in MANIFEST_KEYS[:-1]}
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def write_manifest(manifest: dict, data_dir=None) -> Path:
-    """Write ``manifest`` (every key of :data:`MANIFEST_KEYS`, in that order) as
-    JSON."""
-    missing = [key for key in MANIFEST_KEYS if key not in manifest]
+    """Write ``manifest`` (every key of :data:`MANIFEST_KEYS` but the last, which is
+    computed here) as JSON."""
+    missing = [key for key in MANIFEST_KEYS[:-1] if key not in manifest]
     extra = [key for key in manifest if key not in MANIFEST_KEYS]
     if missing or extra:
         raise ValueError(
@@ -61,14 +73,15 @@ def write_manifest(manifest: dict, data_dir=None) -> Path:
             f"{extra}"
         )
     _, meta = checkpoint_paths(manifest["name"], data_dir)
-    ordered = {key: manifest[key] for key in MANIFEST_KEYS}
+    ordered = {key: manifest[key] for key in MANIFEST_KEYS[:-1]}
+    ordered["manifest_sha256"] = manifest_digest(ordered)
     meta.write_text(json.dumps(ordered, indent=1) + "\n")
     return meta
 
 
 def save_checkpoint(model: torch.nn.Module, manifest: dict, data_dir=None) -> Path:
-    """Write the weights and the manifest (``weights`` and ``sha256`` filled in);
-    returns the weights' path."""
+    """Write the weights and the manifest (``weights``, ``sha256`` and
+    ``manifest_sha256`` filled in); returns the weights' path."""
     weights, _ = checkpoint_paths(manifest["name"], data_dir)
     weights.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
@@ -79,35 +92,84 @@ def save_checkpoint(model: torch.nn.Module, manifest: dict, data_dir=None) -> Pa
     return weights
 
 
+def checkpoint_state(name: str, data_dir=None) -> str:
+    """``"present"`` (both files), ``"missing"`` (neither) or ``"partial"`` (one of
+    the pair: a damaged checkpoint, never silently replaced)."""
+    found = [path.exists() for path in checkpoint_paths(name, data_dir)]
+    return "present" if all(found) else "partial" if any(found) else "missing"
+
+
 def read_manifest(name: str, data_dir=None) -> dict:
-    """The manifest of checkpoint ``name``; ``FileNotFoundError`` if either file is
-    missing."""
+    """The manifest of checkpoint ``name``, checked for its layout.
+
+    ``FileNotFoundError`` if either file is missing (naming the survivor of a
+    pair), ``ValueError`` naming the file if it is not a manifest."""
     weights, meta = checkpoint_paths(name, data_dir)
-    if not weights.exists() or not meta.exists():
+    state = checkpoint_state(name, data_dir)
+    if state == "missing":
         raise FileNotFoundError(
             f"name: no checkpoint {weights} (+ .json); train it with `make train "
             f"PRESET={name}`"
         )
-    return json.loads(meta.read_text())
+    if state == "partial":
+        lost, kept = (meta, weights) if weights.exists() else (weights, meta)
+        raise FileNotFoundError(
+            f"name: checkpoint {name!r} is half there: {lost} is missing, {kept} is "
+            f"not; restore it (`git checkout -- {lost.parent.name}/`) or retrain with "
+            f"`make train PRESET={name}`"
+        )
+    try:
+        manifest = json.loads(meta.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{meta}: not a JSON manifest ({error})") from error
+    if not isinstance(manifest, dict):
+        raise ValueError(
+            f"{meta}: expected a JSON object with the keys {MANIFEST_KEYS}, got a "
+            f"JSON {type(manifest).__name__}"
+        )
+    missing = [key for key in MANIFEST_KEYS if key not in manifest]
+    extra = [key for key in manifest if key not in MANIFEST_KEYS]
+    if missing or extra:
+        raise ValueError(
+            f"{meta}: expected the keys {MANIFEST_KEYS}, missing {missing}, extra "
+            f"{extra}"
+        )
+    return manifest
 
 
 def load_weights(
     model: torch.nn.Module, name: str, expected_preset: dict, data_dir=None
 ) -> dict:
-    """Load checkpoint ``name`` into ``model`` after checking its hash and its preset.
+    """Load checkpoint ``name`` into ``model`` after checking its two hashes, its
+    preset and that every weight is finite.
 
-    ``expected_preset`` is the preset's ``to_dict()``; a manifest written by another
-    preset (or weights that do not match the manifest's hash) raise ``ValueError``.
-    Returns the manifest.
+    ``expected_preset`` is the preset's ``to_dict()``. Weights that do not match the
+    manifest's ``sha256``, a manifest edited since it was written (``manifest_sha256``),
+    a manifest written by another preset, or non-finite weights raise ``ValueError``
+    naming the file. Returns the manifest.
     """
     manifest = read_manifest(name, data_dir)
     weights, meta = checkpoint_paths(name, data_dir)
     retrain = f"retrain with `make train PRESET={name}`"
-    if manifest.get("sha256") != sha256(weights):
+    if manifest["sha256"] != sha256(weights):
         raise ValueError(f"{weights}: sha256 differs from its manifest; {retrain}")
-    if manifest.get("preset") != json.loads(json.dumps(expected_preset)):
+    if manifest["manifest_sha256"] != manifest_digest(manifest):
+        raise ValueError(
+            f"{meta}: its fields were edited after it was written (manifest_sha256 "
+            f"differs); restore it with git or {retrain}"
+        )
+    if manifest["preset"] != json.loads(json.dumps(expected_preset)):
         raise ValueError(
             f"{meta}: its preset differs from the registry's {name!r}; {retrain}"
         )
-    model.load_state_dict(load_file(str(weights)))
+    state = load_file(str(weights))
+    for key, value in state.items():
+        if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            raise ValueError(f"{weights}: weight {key!r} is not finite; {retrain}")
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as error:
+        raise ValueError(
+            f"{weights}: the weights do not fit the preset's model ({error}); {retrain}"
+        ) from error
     return manifest
