@@ -54,6 +54,20 @@ def test_site_is_built():
     assert CHAPTERS, f"no chapter pages (chapters/NN_*.html) under {SITE}"
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_states_both_licences_in_its_footer(page):
+    """Text, figures and exercises under CC BY 4.0, code under MIT (LICENSE-text,
+    LICENSE): the footer of every page says so, with links to both."""
+    html = (SITE / page).read_text()
+    if html.startswith('<meta http-equiv="Refresh"'):
+        pytest.skip(f"{page} only redirects to the first page")
+    footer = re.search(r'<p class="licence-footer">(.*?)</p>', html, re.S)
+    assert footer, f"{page}: no licence footer (html.extra_footer in _config.yml)"
+    text = footer.group(1)
+    assert "creativecommons.org/licenses/by/4.0/" in text and "CC BY 4.0" in text
+    assert "opensource.org/license/mit" in text and "MIT" in text
+
+
 def test_every_toc_entry_has_a_page_and_every_chapter_page_is_in_the_toc():
     built = {_stem(p) for p in PAGES}
     missing = [f for f in toc_files() if f not in built]
