@@ -39,16 +39,27 @@ def test_prediction_k_sees_only_the_first_k_examples():
 
 
 def test_evaluation_in_chunks_is_the_whole_batch_pass():
-    """Without gradients a large batch goes through in chunks of EVAL_CHUNK prompts,
-    with gradients in one pass. Both give the same predictions (float64), and a wrong
-    batch size still fails by name."""
+    """In eval mode a large batch goes through in chunks of EVAL_CHUNK prompts, in
+    train mode in one pass (the model has no dropout). Both give the same predictions
+    and the same gradients (float64), and a wrong batch size still fails by name."""
     torch.manual_seed(0)
     model = ICLTransformer(CFG).double()
     b = linear_regression(2 * EVAL_CHUNK + 7, 8, 4, seed=2, dtype=torch.float64)
-    whole = model(b.xs, b.ys)  # gradients on: one pass
-    with torch.no_grad():
-        chunked = model(b.xs, b.ys)
-    torch.testing.assert_close(chunked, whole.detach(), rtol=0, atol=1e-12)
+    passes = []  # one entry per pass through the read-in layer
+    model.read_in.register_forward_hook(lambda module, args, out: passes.append(1))
+    outputs, grads, counts = [], [], []
+    for mode in (model.train, model.eval):
+        mode()
+        passes.clear()
+        ys = b.ys.clone().requires_grad_(True)
+        out = model(b.xs, ys)
+        out.sum().backward()
+        outputs.append(out.detach())
+        grads.append(ys.grad)
+        counts.append(len(passes))
+    assert counts == [1, 3]  # train: one pass; eval: 256 + 256 + 7 prompts
+    torch.testing.assert_close(outputs[1], outputs[0], rtol=0, atol=1e-12)
+    torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=1e-12)
     with torch.no_grad(), pytest.raises(ValueError, match="ys: expected shape"):
         model(b.xs, b.ys[:2])
 

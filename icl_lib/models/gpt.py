@@ -247,11 +247,12 @@ class ICLTransformer(nn.Module):
         """The final (normalised) residual stream at the ``x`` tokens, ``(B, n, C)``:
         what the read-out sees. Models with other heads (chapter 4) read it too.
 
-        Without gradients or a cache, prompts go through in chunks of ``EVAL_CHUNK``:
+        In eval mode without a cache, prompts go through in chunks of ``EVAL_CHUNK``:
         prompts are independent, and small chunks keep the activations in the CPU's
-        cache (a 4096-prompt evaluation runs about twice as fast, with the same
-        result)."""
-        chunked = cache is None and not torch.is_grad_enabled()
+        cache (a 4096-prompt evaluation runs about twice as fast, with the same result;
+        gradients, e.g. for label influence, flow through the chunks). Training
+        (``model.train()``) always takes one pass, so training is unchanged."""
+        chunked = cache is None and not self.training
         # (prompts whose batch sizes disagree go through whole, to fail by name below)
         if chunked and EVAL_CHUNK < xs.shape[0] == ys.shape[0]:
             return torch.cat(
