@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ._checks import check_positive_int, check_prompt, check_tensor
+from ._checks import check_positive_int, check_prompt, check_sequences, check_tensor
 
 
 def split_prompt(xs: torch.Tensor, ys: torch.Tensor, k: int):
@@ -35,6 +35,7 @@ def split_prompt(xs: torch.Tensor, ys: torch.Tensor, k: int):
 
     Returns ``(xs (B, k, d), ys (B, k), x_query (B, d), y_query (B,))``.
     """
+    check_sequences(xs, ys)
     check_positive_int("k", k, minimum=0)
     if k >= xs.shape[1]:
         raise ValueError(
@@ -108,7 +109,7 @@ class PromptBatch:
 def interleave(xs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
     """Tokens ``x_1, (y_1, 0..0), x_2, (y_2, 0..0), ...``: ``(B, 2n, d)`` from
     ``(B, n, d)``, ``(B, n)``."""
-    B, n, d = xs.shape
+    B, n, d = check_sequences(xs, ys)
     y_tokens = torch.zeros_like(xs)
     y_tokens[..., 0] = ys
     return torch.stack((xs, y_tokens), dim=2).reshape(B, 2 * n, d)

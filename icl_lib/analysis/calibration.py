@@ -101,7 +101,7 @@ def calibration_curve(u: torch.Tensor, levels: Sequence[float]) -> torch.Tensor:
     ``P(u <= q)``, ``(len(levels),)``; the diagonal is perfect calibration."""
     _check_pit(u)
     q = torch.as_tensor(list(levels), dtype=torch.float64)
-    if q.ndim != 1 or bool(((q < 0) | (q > 1)).any()):
+    if q.ndim != 1 or not bool(((q >= 0) & (q <= 1)).all()):  # NaN fails too
         raise ValueError(f"levels: expected numbers in [0, 1], got {list(levels)}")
     return (u.reshape(-1, 1).double() <= q).double().mean(0)
 
@@ -117,6 +117,7 @@ def predictive_band(model, xs, ys, direction, ts, *, noise_std: float, z=1.645):
     B, k, d = check_prompt(xs, ys, xs.new_zeros(xs.shape[0], xs.shape[2]))
     if B != 1:
         raise ValueError(f"xs: expected one context (B = 1), got B = {B}")
+    z = check_real("z", z, minimum=0.0, strict=True)
     direction = check_tensor("direction", direction, 1).to(xs)
     if direction.shape[0] != d:
         raise ValueError(f"direction: expected {d} entries, got {direction.shape[0]}")

@@ -11,6 +11,7 @@ curves are comparable point by point. A *predictor* is a classical learner
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import torch
@@ -19,10 +20,25 @@ from .._checks import check_positive_int
 from ..prompts import PromptBatch
 
 
+def _as_int(value):
+    """``value`` as a Python int if it is an integer of any kind (``__index__``),
+    else unchanged (for the check to name)."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
+
+
 def _check_batch(batch, ks) -> list[int]:
     if not isinstance(batch, PromptBatch):
         raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
-    ks = [check_positive_int("ks[i]", k, minimum=0) for k in ks]
+    ks = [
+        # NumPy integers (np.arange) count as ints; bools and floats do not
+        check_positive_int(
+            "ks[i]", k if isinstance(k, (bool, float)) else _as_int(k), minimum=0
+        )
+        for k in ks
+    ]
     if ks and max(ks) >= batch.n_points:
         raise ValueError(
             f"ks: expected context sizes below n_points = {batch.n_points}, got "
@@ -81,7 +97,7 @@ def error_curve(
 
     Returns float64 errors.
     """
-    ks = list(ks)
+    ks = _check_batch(batch, ks)  # every k, not only those >= min_context
     check_positive_int("min_context", min_context, minimum=0)
     defined = [k for k in ks if k >= min_context]
     errors = torch.full((len(ks),), float("nan"), dtype=torch.float64)

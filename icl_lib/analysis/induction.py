@@ -261,6 +261,9 @@ def steepest_change(steps, values, *, direction: str = "down") -> float:
         )
     if direction not in ("down", "up"):
         raise ValueError(f"direction: expected 'down' or 'up', got {direction!r}")
+    for name, seq in (("steps", steps), ("values", values)):
+        if not bool(torch.isfinite(seq).all()):
+            raise ValueError(f"{name}: expected finite numbers, got {seq.tolist()}")
     if not (steps.diff() > 0).all():
         raise ValueError("steps: expected strictly increasing steps")
     slope = values.diff() / steps.diff()

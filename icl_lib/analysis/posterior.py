@@ -79,7 +79,8 @@ def implied_task_vectors(
     if not isinstance(batch, PromptBatch):
         raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
     B, n, d = batch.xs.shape
-    Q = check_positive_int("n_queries", n_queries or 2 * d + 1, minimum=d)
+    Q = 2 * d + 1 if n_queries is None else n_queries  # 0 is an error, not the default
+    Q = check_positive_int("n_queries", Q, minimum=d)
     queries = torch.randn(Q, d, generator=make_generator(seed)).to(batch.xs)
     out = []
     with torch.no_grad():

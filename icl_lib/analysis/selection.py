@@ -33,10 +33,13 @@ from .curves import error_curve, predictions
 def _ints(ks) -> list[int]:
     """Context sizes as Python ints (numpy integers accepted, floats refused)."""
     try:
-        return [operator.index(k) for k in ks]
+        ints = [operator.index(k) for k in ks]
     except TypeError as err:
         message = f"ks: expected integer context sizes, got {list(ks)!r}"
         raise TypeError(message) from err
+    if any(k < 0 for k in ints):
+        raise ValueError(f"ks: expected context sizes >= 0, got {ints}")
+    return ints
 
 
 def _check_predictors(predictors) -> dict:
@@ -409,5 +412,10 @@ def bayes_label_accuracy(posterior: torch.Tensor, labels: torch.Tensor) -> float
             f"labels: expected one label per row of posterior ({posterior.shape[0]}), "
             f"got {labels.shape[0]}"
         )
-    check_positive_int("posterior.shape[1]", posterior.shape[1])
+    G = check_positive_int("posterior.shape[1]", posterior.shape[1])
+    if labels.numel() and not bool(((labels >= 0) & (labels < G)).all()):
+        raise ValueError(
+            f"labels: expected components in 0..{G - 1}, got values from "
+            f"{labels.min().item()} to {labels.max().item()}"
+        )
     return (posterior.argmax(1) == labels).double().mean().item()

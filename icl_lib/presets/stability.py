@@ -11,6 +11,7 @@ seed, so the pool size is the only difference.
 
 from __future__ import annotations
 
+from .._checks import check_positive_int
 from ..models.gpt import TransformerConfig
 from ..training.checkpoints import load_weights
 from ..training.preset import Preset
@@ -29,6 +30,8 @@ MODEL = TransformerConfig(
 
 def pool_preset_name(n_tasks: int | None) -> str:
     """``stability_pool_<M>``, or ``stability_pool_inf`` for ``n_tasks = None``."""
+    if n_tasks is not None:
+        check_positive_int("n_tasks", n_tasks)
     return f"stability_pool_{'inf' if n_tasks is None else n_tasks}"
 
 

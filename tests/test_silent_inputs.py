@@ -1,0 +1,74 @@
+"""Inputs that used to give a silent result now fail by name (issue 24's list)."""
+
+from functools import partial
+
+import numpy as np
+import pytest
+import torch
+
+from icl_lib.analysis.calibration import calibration_curve
+from icl_lib.analysis.curves import error_curve
+from icl_lib.analysis.induction import steepest_change
+from icl_lib.analysis.selection import bayes_label_accuracy, tuned_learner
+from icl_lib.learners.linear import ridge
+from icl_lib.presets.stability import pool_preset_name
+from icl_lib.prompts import interleave, split_prompt
+from icl_lib.tasks import linear_regression
+
+B = linear_regression(4, 6, 3, seed=0)
+RIDGE = partial(ridge, lam=1.0)
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: interleave(B.xs, B.ys[:1]), ValueError, "ys: expected shape"),
+        (lambda: split_prompt(B.xs, B.ys[:2], 3), ValueError, "ys: expected shape"),
+        (
+            lambda: error_curve(RIDGE, B, [-1]),
+            ValueError,
+            r"ks\[i\]: expected an int >= 0",
+        ),
+        (lambda: error_curve(RIDGE, B, [1.5]), TypeError, r"ks\[i\]: expected an int"),
+        (
+            lambda: tuned_learner(ridge, B, [-1, -1], [0.1, 1.0]),
+            ValueError,
+            "ks: expected context sizes >= 0",
+        ),
+        (
+            lambda: steepest_change([0, 100, 200, 300, 400], [3, NAN, 1, 0.9, 0.8]),
+            ValueError,
+            "values: expected finite",
+        ),
+        (
+            lambda: steepest_change([0, NAN, 200], [3, 2, 1]),
+            ValueError,
+            "steps: expected finite",
+        ),
+        (
+            lambda: calibration_curve(torch.rand(50), [NAN]),
+            ValueError,
+            r"levels: expected numbers in \[0, 1\]",
+        ),
+        (
+            lambda: bayes_label_accuracy(torch.rand(2, 3), torch.tensor([5, -1])),
+            ValueError,
+            "labels: expected components in 0..2",
+        ),
+        (lambda: pool_preset_name("abc"), TypeError, "n_tasks: expected an int"),
+        (lambda: pool_preset_name(0), ValueError, "n_tasks: expected an int >= 1"),
+    ],
+)
+def test_the_call_fails_by_name(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_the_valid_neighbours_still_work():
+    # NumPy integers are context sizes, as before
+    assert error_curve(RIDGE, B, np.arange(3)).shape == (3,)
+    assert steepest_change([0, 100, 200], [3.0, 1.0, 0.9]) == 50.0
+    assert bayes_label_accuracy(torch.eye(3), torch.tensor([0, 1, 2])) == 1.0
+    assert pool_preset_name(None) == "stability_pool_inf"
+    assert pool_preset_name(64) == "stability_pool_64"
