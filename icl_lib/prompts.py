@@ -64,6 +64,18 @@ class PromptBatch:
                 f"ys: expected shape (B, n) = {tuple(self.xs.shape[:2])} to match xs, "
                 f"got {tuple(self.ys.shape)}"
             )
+        # Every other tensor field is per prompt (select() indexes them all): one row
+        # each, or select and the learners that read them would silently misalign.
+        B = self.xs.shape[0]
+        for field in dataclasses.fields(self)[2:]:
+            value = getattr(self, field.name)
+            if isinstance(value, torch.Tensor) and (
+                value.ndim == 0 or value.shape[0] != B
+            ):
+                raise ValueError(
+                    f"{field.name}: expected one row per prompt (B = {B}), got shape "
+                    f"{tuple(value.shape)}"
+                )
 
     @property
     def batch_size(self) -> int:

@@ -14,6 +14,7 @@ from icl_lib.learners.linear import ridge
 from icl_lib.presets.stability import pool_preset_name
 from icl_lib.prompts import interleave, split_prompt
 from icl_lib.tasks import linear_regression
+from icl_lib.tasks.regression import RegressionBatch
 
 B = linear_regression(4, 6, 3, seed=0)
 RIDGE = partial(ridge, lam=1.0)
@@ -58,6 +59,26 @@ NAN = float("nan")
         ),
         (lambda: pool_preset_name("abc"), TypeError, "n_tasks: expected an int"),
         (lambda: pool_preset_name(0), ValueError, "n_tasks: expected an int >= 1"),
+        (
+            lambda: RegressionBatch(B.xs, B.ys, B.w[:2], 0.1),
+            ValueError,
+            r"w: expected one row per prompt \(B = 4\)",
+        ),
+        (
+            lambda: RegressionBatch(B.xs, B.ys, B.w[:, :2], 0.1),
+            ValueError,
+            r"w: expected one task vector per prompt",
+        ),
+        (
+            lambda: RegressionBatch(B.xs, B.ys, B.w, -1.0),
+            ValueError,
+            "noise_std: expected a number >= 0",
+        ),
+        (
+            lambda: RegressionBatch(B.xs, B.ys, B.w, float("inf")),
+            ValueError,
+            "noise_std: expected a finite",
+        ),
     ],
 )
 def test_the_call_fails_by_name(call, error, match):
@@ -72,3 +93,7 @@ def test_the_valid_neighbours_still_work():
     assert bayes_label_accuracy(torch.eye(3), torch.tensor([0, 1, 2])) == 1.0
     assert pool_preset_name(None) == "stability_pool_inf"
     assert pool_preset_name(64) == "stability_pool_64"
+    # NaN noise_std is the documented "no single Gaussian level" (logistic labels)
+    assert (
+        RegressionBatch(B.xs, B.ys, B.w, NAN).select(torch.tensor([1])).batch_size == 1
+    )

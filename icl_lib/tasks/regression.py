@@ -12,6 +12,7 @@ every chapter.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import torch
@@ -35,11 +36,31 @@ class RegressionBatch(PromptBatch):
         xs: inputs, shape ``(B, n, d)``.
         ys: labels, shape ``(B, n)``, noise included.
         w: the task vector of each prompt, shape ``(B, d)``.
-        noise_std: the label noise ``sigma`` the labels were drawn with.
+        noise_std: the label noise ``sigma`` the labels were drawn with (NaN: no
+            single Gaussian level, e.g. logistic labels).
     """
 
     w: torch.Tensor
     noise_std: float
+
+    def __post_init__(self):
+        super().__post_init__()
+        B, _, d = self.xs.shape
+        check_tensor("w", self.w, 2)
+        if tuple(self.w.shape) != (B, d):
+            raise ValueError(
+                f"w: expected one task vector per prompt, shape (B, d) = {(B, d)}, got "
+                f"{tuple(self.w.shape)}"
+            )
+        self._check_noise_std()
+
+    def _check_noise_std(self) -> None:
+        # NaN means "no single Gaussian level": the noise is in the link (logistic
+        # labels) or varies per prompt (NoiseMixtureBatch.sigmas).
+        value = self.noise_std
+        if isinstance(value, float) and math.isnan(value):
+            return
+        check_real("noise_std", value, minimum=0.0)
 
 
 def _gaussian_inputs(batch_size, n_points, dim, cov, gen, dtype):
