@@ -46,7 +46,7 @@ def prompt_tokens(xs, ys, n_dims: int, n_positions: int) -> torch.Tensor:
 
 
 POSITIONS = ("learned", "types", "learned+types")
-EVAL_CHUNK = 256  # prompts per pass when evaluating without gradients (see hidden)
+EVAL_CHUNK = 256  # prompts per pass in eval mode (see ICLTransformer.hidden)
 
 
 @dataclass(frozen=True)
