@@ -11,10 +11,14 @@ from icl_lib.analysis.curves import error_curve
 from icl_lib.analysis.induction import steepest_change
 from icl_lib.analysis.selection import bayes_label_accuracy, tuned_learner
 from icl_lib.learners.linear import ridge
+from icl_lib.models.contextual import RegressionBlockConfig
+from icl_lib.models.kernel_attention import KernelAttentionICL
+from icl_lib.models.lsa import LSAConfig
 from icl_lib.presets.stability import pool_preset_name
 from icl_lib.prompts import interleave, split_prompt
 from icl_lib.tasks import linear_regression
 from icl_lib.tasks.regression import RegressionBatch
+from icl_lib.training.samplers import SphereClassificationPrompts
 
 B = linear_regression(4, 6, 3, seed=0)
 RIDGE = partial(ridge, lam=1.0)
@@ -59,6 +63,34 @@ NAN = float("nan")
         ),
         (lambda: pool_preset_name("abc"), TypeError, "n_tasks: expected an int"),
         (lambda: pool_preset_name(0), ValueError, "n_tasks: expected an int >= 1"),
+        (lambda: LSAConfig(dim="3"), TypeError, "dim: expected an int"),
+        (lambda: LSAConfig(n_layers=-1), ValueError, "n_layers: expected an int >= 1"),
+        (
+            lambda: LSAConfig(init_scale=NAN),
+            ValueError,
+            "init_scale: expected a finite",
+        ),
+        (lambda: RegressionBlockConfig(d=-1), ValueError, "d: expected an int >= 1"),
+        (
+            lambda: RegressionBlockConfig(width=33),
+            ValueError,
+            "width: expected a multiple",
+        ),
+        (
+            lambda: SphereClassificationPrompts(3, -1),
+            ValueError,
+            "n_points: expected an int >= 2",
+        ),
+        (
+            lambda: SphereClassificationPrompts(3, 8, kernel="zzz"),
+            ValueError,
+            "kernel: expected one of",
+        ),
+        (
+            lambda: KernelAttentionICL(3, 2, "exp", init_step=NAN),
+            ValueError,
+            "init_step: expected a finite",
+        ),
         (
             lambda: RegressionBatch(B.xs, B.ys, B.w[:2], 0.1),
             ValueError,

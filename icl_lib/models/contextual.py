@@ -410,6 +410,15 @@ class RegressionBlockConfig:
     hidden: int = 64  # MLP hidden units (rows of W)
     n_head: int = 2  # attention heads
 
+    def __post_init__(self):
+        for name in ("d", "width", "hidden", "n_head"):
+            check_positive_int(name, getattr(self, name))
+        if self.width % self.n_head:
+            raise ValueError(
+                f"width: expected a multiple of n_head = {self.n_head}, got "
+                f"{self.width}"
+            )
+
     def to_dict(self) -> dict:
         return asdict(self)
 

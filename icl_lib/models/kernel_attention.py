@@ -109,6 +109,8 @@ class KernelAttentionICL(nn.Module):
             raise ValueError(
                 f"activation: expected one of {ACTIVATIONS}, got {activation!r}"
             )
+        init_step = check_real("init_step", init_step)
+        init_noise = check_real("init_noise", init_noise, minimum=0.0)
         self.activation = activation
         gen = torch.Generator().manual_seed(seed)
         eye = torch.eye(dim).expand(n_layers, dim, dim)

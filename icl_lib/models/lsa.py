@@ -66,6 +66,16 @@ class LSAConfig:
     )
     init_scale: float = 0.002  # von Oswald et al.'s variance scaling
 
+    def __post_init__(self):
+        for name in ("dim", "n_layers", "n_heads"):
+            check_positive_int(name, getattr(self, name))
+        for name in ("looped", "factored"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(
+                    f"{name}: expected a bool, got {type(getattr(self, name)).__name__}"
+                )
+        check_real("init_scale", self.init_scale, minimum=0.0, strict=True)
+
     def to_dict(self) -> dict:
         return asdict(self)
 

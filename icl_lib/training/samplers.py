@@ -182,6 +182,12 @@ class SphereClassificationPrompts(StationarySampler):
     n_points: int  # points per prompt
     kernel: str = "exp"  # kernel of the Gaussian process
 
+    def __post_init__(self):
+        check_positive_int("dim", self.dim)
+        check_positive_int("n_points", self.n_points, minimum=2)
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel: expected one of {KERNELS}, got {self.kernel!r}")
+
     def draw(self, batch_size: int, seed) -> PromptBatch:
         return sphere_classification(
             batch_size, self.n_points, self.dim, self.kernel, seed=seed
