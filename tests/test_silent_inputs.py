@@ -13,11 +13,13 @@ from icl_lib.analysis.selection import bayes_label_accuracy, tuned_learner
 from icl_lib.learners.linear import ridge
 from icl_lib.models.contextual import RegressionBlockConfig
 from icl_lib.models.kernel_attention import KernelAttentionICL
-from icl_lib.models.lsa import LSAConfig
+from icl_lib.models.lsa import LSAConfig, lsa_layer
 from icl_lib.presets.stability import pool_preset_name
 from icl_lib.prompts import interleave, split_prompt
 from icl_lib.tasks import linear_regression
+from icl_lib.tasks.induction import induction_targets
 from icl_lib.tasks.regression import RegressionBatch
+from icl_lib.theory.implicit import rank_one
 from icl_lib.training.samplers import SphereClassificationPrompts
 
 B = linear_regression(4, 6, 3, seed=0)
@@ -63,6 +65,35 @@ NAN = float("nan")
         ),
         (lambda: pool_preset_name("abc"), TypeError, "n_tasks: expected an int"),
         (lambda: pool_preset_name(0), ValueError, "n_tasks: expected an int >= 1"),
+        (
+            lambda: lsa_layer(
+                torch.randn(2, 5, 4), torch.randn(1, 4, 4), torch.randn(2, 4, 4)
+            ),
+            ValueError,
+            "pv: expected one matrix per head of kq",
+        ),
+        (
+            lambda: lsa_layer(
+                torch.randn(2, 5, 4), torch.randn(1, 3, 3), torch.randn(1, 3, 3)
+            ),
+            ValueError,
+            r"kq: expected shape \(H, D, D\) with D = 4",
+        ),
+        (
+            lambda: rank_one(torch.randn(4, 3), torch.randn(2, 3), torch.randn(2, 4)),
+            ValueError,
+            r"anchor: expected shape \(B, m\) = \(2, 3\)",
+        ),
+        (
+            lambda: rank_one(torch.randn(4, 5), torch.randn(2, 3), torch.randn(2, 3)),
+            ValueError,
+            r"W: expected shape \(h, 3\)",
+        ),
+        (
+            lambda: induction_targets(torch.tensor([[1, -1, 3]])),
+            ValueError,
+            "tokens: expected values >= 0",
+        ),
         (lambda: LSAConfig(dim="3"), TypeError, "dim: expected an int"),
         (lambda: LSAConfig(n_layers=-1), ValueError, "n_layers: expected an int >= 1"),
         (

@@ -43,6 +43,20 @@ def lsa_layer(
     Returns ``Z + sum_h Z kq_h^T (C^T C) pv_h^T`` with ``C = Z[:, :-1]``, i.e. token
     ``j`` gains ``sum_h pv_h sum_i e_i (e_i^T kq_h e_j)``.
     """
+    check_tensor("Z", Z, 3)
+    D = Z.shape[2]
+    for name, weights in (("kq", kq), ("pv", pv)):
+        check_tensor(name, weights, 3)
+        if tuple(weights.shape[1:]) != (D, D):
+            raise ValueError(
+                f"{name}: expected shape (H, D, D) with D = {D} (the width of Z), got "
+                f"{tuple(weights.shape)}"
+            )
+    if pv.shape[0] != kq.shape[0]:
+        raise ValueError(
+            f"pv: expected one matrix per head of kq (H = {kq.shape[0]}), got "
+            f"{pv.shape[0]}"
+        )
     C = Z[:, :-1]  # (B, N, D), the context tokens: keys and values
     gram = C.transpose(1, 2) @ C  # (B, D, D) = sum_i e_i e_i^T
     # e_i^T kq e_j summed against pv e_i: delta_j = pv gram kq e_j  (row form: e_j^T

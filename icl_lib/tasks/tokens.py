@@ -68,10 +68,10 @@ def check_tokens(tokens, vocab_size: int | None = None) -> torch.Tensor:
         raise TypeError(f"tokens: expected dtype torch.int64, got {tokens.dtype}")
     if tokens.shape[1] == 0:
         raise ValueError("tokens: expected at least one token per sequence, got 0")
-    if vocab_size is not None and tokens.numel():
+    if tokens.numel():
         low, high = tokens.min().item(), tokens.max().item()
-        if low < 0 or high >= vocab_size:
-            raise ValueError(
-                f"tokens: expected values in [0, {vocab_size}), got [{low}, {high}]"
-            )
+        top = vocab_size if vocab_size is not None else float("inf")
+        if low < 0 or high >= top:  # token ids are never negative
+            expected = f"in [0, {vocab_size})" if vocab_size is not None else ">= 0"
+            raise ValueError(f"tokens: expected values {expected}, got [{low}, {high}]")
     return tokens

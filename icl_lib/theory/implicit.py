@@ -85,6 +85,21 @@ def rank_one(
 
     It is the smallest (Frobenius) matrix ``D`` with ``D anchor = W delta``.
     """
+    check_tensor("delta", delta, 2)
+    check_tensor("anchor", anchor, 2)
+    if W.ndim not in (2, 3):
+        raise ValueError(f"W: expected shape (h, m) or (B, h, m), got {tuple(W.shape)}")
+    B, m = delta.shape
+    if W.shape[-1] != m or (W.ndim == 3 and W.shape[0] != B):
+        raise ValueError(
+            f"W: expected shape (h, {m}) or ({B}, h, {m}) to act on delta (B, m) = "
+            f"{(B, m)}, got {tuple(W.shape)}"
+        )
+    if tuple(anchor.shape) != (B, m):
+        raise ValueError(
+            f"anchor: expected shape (B, m) = {(B, m)} like delta, got "
+            f"{tuple(anchor.shape)}"
+        )
     Wd = W @ delta[..., None] if W.ndim == 3 else delta @ W.T
     Wd = Wd.reshape(delta.shape[0], -1)
     return (
