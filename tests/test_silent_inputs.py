@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from icl_lib.analysis.alignment import tune_gd
 from icl_lib.analysis.calibration import calibration_curve
 from icl_lib.analysis.curves import error_curve
 from icl_lib.analysis.induction import steepest_change
@@ -17,6 +18,7 @@ from icl_lib.models.lsa import LSAConfig, lsa_layer
 from icl_lib.presets.stability import pool_preset_name
 from icl_lib.prompts import interleave, split_prompt
 from icl_lib.tasks import linear_regression
+from icl_lib.tasks.concepts import ConceptMixture
 from icl_lib.tasks.induction import induction_targets
 from icl_lib.tasks.regression import RegressionBatch
 from icl_lib.theory.implicit import rank_one
@@ -93,6 +95,21 @@ NAN = float("nan")
             lambda: induction_targets(torch.tensor([[1, -1, 3]])),
             ValueError,
             "tokens: expected values >= 0",
+        ),
+        (
+            lambda: ConceptMixture(sharpness=0),
+            ValueError,
+            "sharpness: expected a number > 0",
+        ),
+        (
+            lambda: tune_gd(*B.prompt(5)[:2], B.xs[:, 5], B.ys[:3, 5]),
+            ValueError,
+            "y_query: expected one label per prompt",
+        ),
+        (
+            lambda: tune_gd(B.xs[:, :5], B.ys[:, :5] * NAN, B.xs[:, 5], B.ys[:, 5]),
+            ValueError,
+            "ys: expected finite values",
         ),
         (lambda: LSAConfig(dim="3"), TypeError, "dim: expected an int"),
         (lambda: LSAConfig(n_layers=-1), ValueError, "n_layers: expected an int >= 1"),

@@ -127,7 +127,20 @@ def tune_gd(
     ``eta* = <a, y> / <a, a>`` with ``a`` the prediction at ``eta = 1``. For more steps
     it is a golden-section search on ``bounds``.
     """
-    check_prompt(xs, ys, x_query)
+    B, _, _ = check_prompt(xs, ys, x_query)
+    check_tensor("y_query", y_query, 1)
+    if y_query.shape[0] != B:
+        raise ValueError(
+            f"y_query: expected one label per prompt (B = {B}), got {y_query.shape[0]}"
+        )
+    for name, value in (
+        ("xs", xs),
+        ("ys", ys),
+        ("x_query", x_query),
+        ("y_query", y_query),
+    ):
+        if not bool(torch.isfinite(value).all()):
+            raise ValueError(f"{name}: expected finite values, got NaN or inf")
     check_positive_int("steps", steps)
     if steps == 1:
         a = gd(xs, ys, x_query, 1.0).double()

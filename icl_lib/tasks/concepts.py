@@ -67,7 +67,8 @@ class ConceptMixture:
                 f"n_inputs: expected at least n_states = {n_states} (Sigma must be "
                 f"invertible), got {n_inputs}"
             )
-        sharpness = check_real("sharpness", sharpness, minimum=0.0)
+        # sharpness 0 makes every belief uniform and Sigma singular (rank 1)
+        sharpness = check_real("sharpness", sharpness, minimum=0.0, strict=True)
         shift = check_real("shift", shift, minimum=0.0)
         check_dtype("dtype", dtype)
         gen = make_generator(seed)
