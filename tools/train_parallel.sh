@@ -6,7 +6,7 @@
 set -euo pipefail
 PY=${PY:-.venv/bin/python}
 for name in "$@"; do
-    "$PY" -m icl_lib.presets "$name" > "/tmp/train_$name.log" 2>&1 &
+    "$PY" -m icl_lib.presets "$name" --force < /dev/null > "/tmp/train_$name.log" 2>&1 &
 done
 wait
 tail -n 1 /tmp/train_*.log

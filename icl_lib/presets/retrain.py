@@ -126,8 +126,25 @@ def retrain_stale(
                 len(running) < jobs and parent not in pending and parent not in running
             ):
                 log = open(logs / f"{name}.log", "w")  # noqa: SIM115 (closed below)
-                command = [sys.executable, "-m", "icl_lib.presets", name, *extra]
-                running[name] = (subprocess.Popen(command, stdout=log, stderr=log), log)
+                # --force: a stale checkpoint is replaced on purpose; no stdin, so a
+                # child never waits on a question
+                command = [
+                    sys.executable,
+                    "-m",
+                    "icl_lib.presets",
+                    name,
+                    "--force",
+                    *extra,
+                ]
+                running[name] = (
+                    subprocess.Popen(
+                        command,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=log,
+                    ),
+                    log,
+                )
                 pending.remove(name)
                 print(f"started {name}", flush=True)
         time.sleep(2)
