@@ -107,6 +107,8 @@ def retrain_stale(
     todo = {name: reason for name, reason in todo.items() if name not in left}
     for name, reason in todo.items():
         print(f"{name:32s} {reason}")
+    if not todo:
+        print("nothing is stale: every book checkpoint matches its preset and parent")
     if dry_run or not todo:
         return []
     logs = Path(log_dir)
