@@ -111,8 +111,18 @@ def check_dtype(name: str, dtype) -> torch.dtype:
     return dtype
 
 
+MAX_PROMPT_ELEMENTS = 2**28  # 1 GiB of float32 inputs: more than a laptop should draw
+
+
 def check_sizes(batch_size, n_points, dim) -> None:
-    """Check the three sizes every prompt sampler takes: positive ints."""
+    """Check the three sizes every prompt sampler takes: positive ints whose inputs
+    ``(batch_size, n_points, dim)`` fit in memory (refused before allocating)."""
     check_positive_int("batch_size", batch_size)
     check_positive_int("n_points", n_points)
     check_positive_int("dim", dim)
+    if batch_size * n_points * dim > MAX_PROMPT_ELEMENTS:
+        raise ValueError(
+            f"batch_size: expected batch_size * n_points * dim <= "
+            f"{MAX_PROMPT_ELEMENTS} (1 GiB of float32 inputs), got {batch_size} * "
+            f"{n_points} * {dim} = {batch_size * n_points * dim}"
+        )

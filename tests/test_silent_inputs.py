@@ -111,6 +111,11 @@ NAN = float("nan")
             ValueError,
             "ys: expected finite values",
         ),
+        (
+            lambda: linear_regression(10**9, 21, 5),
+            ValueError,
+            "batch_size: expected batch_size \\* n_points \\* dim <=",
+        ),
         (lambda: LSAConfig(dim="3"), TypeError, "dim: expected an int"),
         (lambda: LSAConfig(n_layers=-1), ValueError, "n_layers: expected an int >= 1"),
         (
