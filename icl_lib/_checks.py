@@ -25,6 +25,18 @@ def check_tensor(name: str, value, ndim: int, *, floating: bool = True) -> torch
     return value
 
 
+def check_finite(name: str, value: torch.Tensor) -> torch.Tensor:
+    """The book's policy for data: prompts (inputs, labels, queries) are finite. A NaN
+    or inf in a prompt is refused at the public boundary, by name, instead of
+    propagating into every prediction and error."""
+    if not bool(torch.isfinite(value).all()):
+        bad = (~torch.isfinite(value)).sum().item()
+        raise ValueError(
+            f"{name}: expected finite values, got {bad} NaN or inf of {value.numel()}"
+        )
+    return value
+
+
 def check_same_shape(name: str, value, ref_name: str, ref) -> None:
     """Two 1-D tensors of one shape (``name`` is the one blamed)."""
     check_tensor(ref_name, ref, 1)
@@ -50,6 +62,8 @@ def check_sequences(xs, ys) -> tuple[int, int, int]:
         raise TypeError(
             f"ys: expected dtype {xs.dtype} (the dtype of xs), got {ys.dtype}"
         )
+    check_finite("xs", xs)
+    check_finite("ys", ys)
     return B, n, d
 
 
@@ -74,6 +88,7 @@ def check_prompt(xs, ys, x_query) -> tuple[int, int, int]:
             raise ValueError(
                 f"{name}: expected device {xs.device} (that of xs), got {t.device}"
             )
+    check_finite("x_query", x_query)
     return B, N, d
 
 

@@ -26,7 +26,13 @@ from dataclasses import dataclass
 
 import torch
 
-from ._checks import check_positive_int, check_prompt, check_sequences, check_tensor
+from ._checks import (
+    check_finite,
+    check_positive_int,
+    check_prompt,
+    check_sequences,
+    check_tensor,
+)
 
 
 def split_prompt(xs: torch.Tensor, ys: torch.Tensor, k: int):
@@ -59,6 +65,8 @@ class PromptBatch:
     def __post_init__(self):
         check_tensor("xs", self.xs, 3)
         check_tensor("ys", self.ys, 2)
+        check_finite("xs", self.xs)  # the book's data policy (_checks.check_finite)
+        check_finite("ys", self.ys)
         if tuple(self.ys.shape) != tuple(self.xs.shape[:2]):
             raise ValueError(
                 f"ys: expected shape (B, n) = {tuple(self.xs.shape[:2])} to match xs, "

@@ -171,6 +171,54 @@ def test_the_call_fails_by_name(call, error, match):
         call()
 
 
+def _with_nan(tensor, index):
+    bad = tensor.clone()
+    bad[index] = NAN
+    return bad
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda: ridge(
+                _with_nan(B.xs[:, :5], (0, 1, 2)), B.ys[:, :5], B.xs[:, 5], lam=1.0
+            ),
+            "xs: expected finite values, got 1 NaN",
+        ),
+        (
+            lambda: ridge(B.xs[:, :5], B.ys[:, :5] * float("inf"), B.xs[:, 5], lam=1.0),
+            "ys: expected finite values",
+        ),
+        (
+            lambda: ridge(
+                B.xs[:, :5], B.ys[:, :5], _with_nan(B.xs[:, 5], (1, 0)), lam=1.0
+            ),
+            "x_query: expected finite values",
+        ),
+        (
+            lambda: interleave(_with_nan(B.xs, (0, 0, 0)), B.ys),
+            "xs: expected finite values",
+        ),
+        (
+            lambda: RegressionBatch(B.xs, _with_nan(B.ys, (3, 2)), B.w, 0.1),
+            "ys: expected finite values",
+        ),
+        (
+            lambda: LSAConfig(dim=3).build()(
+                _with_nan(B.xs[:, :5], (0, 0, 0)), B.ys[:, :5], B.xs[:, 5]
+            ),
+            "xs: expected finite values",
+        ),
+    ],
+)
+def test_non_finite_prompts_are_refused_at_the_boundary(call, match):
+    """The data policy (``_checks.check_finite``): a NaN or inf in a prompt is an error
+    that names the tensor, never a NaN prediction."""
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
 def test_the_valid_neighbours_still_work():
     # NumPy integers are context sizes, as before
     assert error_curve(RIDGE, B, np.arange(3)).shape == (3,)
