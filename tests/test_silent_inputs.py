@@ -220,6 +220,9 @@ def test_non_finite_prompts_are_refused_at_the_boundary(call, match):
 
 
 def test_the_valid_neighbours_still_work():
+    # huge but finite entries whose sum overflows are still finite data
+    huge = torch.full((2, 3, 2), 3e38)
+    assert interleave(huge, huge[..., 0]).shape == (2, 6, 2)
     # NumPy integers are context sizes, as before
     assert error_curve(RIDGE, B, np.arange(3)).shape == (3,)
     assert steepest_change([0, 100, 200], [3.0, 1.0, 0.9]) == 50.0

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from .._checks import (
+    check_finite,
     check_positive_int,
     check_prompt,
     check_real,
@@ -133,14 +134,7 @@ def tune_gd(
         raise ValueError(
             f"y_query: expected one label per prompt (B = {B}), got {y_query.shape[0]}"
         )
-    for name, value in (
-        ("xs", xs),
-        ("ys", ys),
-        ("x_query", x_query),
-        ("y_query", y_query),
-    ):
-        if not bool(torch.isfinite(value).all()):
-            raise ValueError(f"{name}: expected finite values, got NaN or inf")
+    check_finite("y_query", y_query)  # (xs, ys, x_query: check_prompt above)
     check_positive_int("steps", steps)
     if steps == 1:
         a = gd(xs, ys, x_query, 1.0).double()
