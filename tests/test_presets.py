@@ -1,5 +1,6 @@
 """The preset registry, one manifest layout, and every committed checkpoint."""
 
+import copy
 import dataclasses
 import json
 from pathlib import Path
@@ -22,8 +23,9 @@ from icl_lib.training.checkpoints import (
     save_checkpoint,
     sha256,
 )
-from icl_lib.training.loop import Curriculum
+from icl_lib.training.loop import Curriculum, fit
 from icl_lib.training.preset import Preset, train_preset
+from icl_lib.training.recipe import recipe
 from icl_lib.training.samplers import RegressionPrompts
 
 COMMITTED = sorted(p.stem for p in DATA_DIR.glob("*.safetensors"))
@@ -345,3 +347,97 @@ def test_monitored_errors_are_logged_with_the_curve():
         dataclasses.replace(base.task, monitor_ks=(base.task.points.end,))
     with pytest.raises(TypeError, match="monitor_ks: expected a tuple"):
         dataclasses.replace(base.task, monitor_ks=[1])
+
+
+class _CutAt:
+    """A preset's sampler that stops the run (as a killed process would) at one step."""
+
+    def __init__(self, task, step):
+        self.task, self.step = task, step
+
+    def sample(self, batch_size, step, gen):
+        if step == self.step:
+            raise KeyboardInterrupt
+        return self.task.sample(batch_size, step, gen)
+
+    def __getattr__(self, name):
+        return getattr(self.task, name)
+
+
+def test_a_cut_run_resumes_to_the_same_weights_and_curve(tmp_path):
+    preset = dataclasses.replace(
+        tiny(get_preset("overview_noiseless")),
+        **recipe(steps=8, lr=1e-3, batch_size=4),
+    )
+    whole, whole_manifest = train_preset(preset, progress=False)
+    state = tmp_path / "run.state"
+    with pytest.raises(KeyboardInterrupt):
+        train_preset(
+            dataclasses.replace(preset, task=_CutAt(preset.task, 5)),
+            progress=False,
+            state_file=state,
+            save_every=2,
+        )
+    assert torch.load(state, weights_only=True)["step"] == 4  # the last save
+    other = dataclasses.replace(preset, lr=2e-3)
+    with pytest.raises(ValueError, match="belongs to another run .its preset"):
+        train_preset(other, progress=False, state_file=state, save_every=2)
+    resumed, manifest = train_preset(
+        preset, progress=False, state_file=state, save_every=2
+    )
+    assert not state.exists()  # a completed run leaves no state behind
+    assert manifest["curve"] == whole_manifest["curve"]
+    assert manifest["metrics"] == whole_manifest["metrics"]
+    for p, q in zip(
+        whole.state_dict().values(), resumed.state_dict().values(), strict=True
+    ):
+        assert torch.equal(p, q)
+
+
+def test_fit_refuses_a_state_it_cannot_resume():
+    model = torch.nn.Linear(2, 1)
+    gen = torch.Generator().manual_seed(0)
+
+    def loss_fn(step):
+        return model(torch.randn(4, 2, generator=gen)).pow(2).mean()
+
+    saved = []
+    fit(
+        model,
+        loss_fn,
+        steps=4,
+        lr=1e-2,
+        log_every=1,
+        progress=False,
+        generator=gen,
+        save_state=lambda s: saved.append(copy.deepcopy(s)),
+        save_every=2,
+    )
+    with pytest.raises(ValueError, match="the saved run has 4 steps, this one 6"):
+        fit(
+            model,
+            loss_fn,
+            steps=6,
+            lr=1e-2,
+            log_every=1,
+            progress=False,
+            generator=gen,
+            resume=saved[0],
+            save_every=2,
+        )
+    with pytest.raises(
+        ValueError, match="save_every: expected a multiple of log_every"
+    ):
+        fit(
+            model,
+            loss_fn,
+            steps=4,
+            lr=1e-2,
+            log_every=2,
+            progress=False,
+            generator=gen,
+            save_state=print,
+            save_every=3,
+        )
+    with pytest.raises(ValueError, match="generator: expected the generator"):
+        fit(model, loss_fn, steps=4, lr=1e-2, progress=False, save_state=print)

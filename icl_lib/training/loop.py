@@ -69,6 +69,10 @@ def fit(
     on_log: Callable[[int, dict], None] | None = None,
     cosine_decay: bool = False,
     warmup_steps: int = 0,
+    generator: torch.Generator | None = None,
+    resume: dict | None = None,
+    save_state: Callable[[dict], None] | None = None,
+    save_every: int = 1000,
 ) -> dict:
     """Adam on ``loss_fn(step) -> scalar tensor`` for ``steps`` steps; returns the
     training curve.
@@ -77,12 +81,31 @@ def fit(
     seeded). The curve is ``{"step": [...], "loss": [...]}`` with the mean loss over
     each ``log_every`` steps; ``on_log(step, curve)`` may add columns. ``cosine_decay``
     anneals the learning rate to 0 over the run; ``grad_clip`` clips the gradient norm.
+
+    A run longer than one sitting can be cut and resumed: every ``save_every`` steps
+    (a multiple of ``log_every``) ``save_state(state)`` receives the whole state of the
+    run (step, weights, optimiser and schedule, the curve so far, and the state of
+    ``generator``, the generator ``loss_fn`` draws from), and ``fit(..., resume=state)``
+    continues from it. A resumed run ends with the same weights and curve, bit for bit,
+    as one that was never cut.
     """
     check_positive_int("steps", steps)
     check_positive_int("log_every", log_every)
     lr = check_real("lr", lr, minimum=0.0, strict=True)
     if grad_clip is not None:
         check_real("grad_clip", grad_clip, minimum=0.0, strict=True)
+    if save_state is not None or resume is not None:
+        check_positive_int("save_every", save_every)
+        if save_every % log_every:
+            raise ValueError(
+                f"save_every: expected a multiple of log_every = {log_every}, "
+                f"got {save_every}"
+            )
+        if generator is None:
+            raise ValueError(
+                "generator: expected the generator loss_fn draws from (its state is "
+                "part of a resumable run), got None"
+            )
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     schedule = (
         torch.optim.lr_scheduler.LambdaLR(
@@ -93,8 +116,19 @@ def fit(
         else None
     )
     curve = {"step": [], "loss": []}
+    first = 0
+    if resume is not None:
+        first = _restore(resume, steps, model, optimiser, schedule, generator)
+        curve = {key: list(values) for key, values in resume["curve"].items()}
     running = 0.0
-    bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=2.0)
+    bar = tqdm(
+        range(first, steps),
+        desc=desc,
+        disable=not progress,
+        mininterval=2.0,
+        initial=first,
+        total=steps,
+    )
     for step in bar:
         model.train()
         loss = loss_fn(step)
@@ -113,8 +147,45 @@ def fit(
                 on_log(step, curve)
             bar.set_postfix(loss=f"{running / log_every:.4f}")
             running = 0.0
+        if save_state is not None and (step + 1) % save_every == 0 and step + 1 < steps:
+            save_state(
+                {
+                    "step": step + 1,
+                    "steps": steps,
+                    "model": model.state_dict(),
+                    "optimiser": optimiser.state_dict(),
+                    "schedule": schedule.state_dict() if schedule is not None else None,
+                    "curve": curve,
+                    "generator": generator.get_state(),
+                }
+            )
     model.eval()
     return curve
+
+
+def _restore(state, steps, model, optimiser, schedule, generator) -> int:
+    """Load a state written by :func:`fit`'s ``save_state`` into a fresh run; returns
+    the step to continue from."""
+    if not isinstance(state, dict) or "step" not in state:
+        raise TypeError(
+            "resume: expected a state dict written by fit's save_state, got "
+            f"{type(state).__name__}"
+        )
+    if state["steps"] != steps:
+        raise ValueError(
+            f"resume: the saved run has {state['steps']} steps, this one {steps}; a "
+            "run's schedule depends on its length, so it resumes only with the same"
+        )
+    if (state["schedule"] is None) != (schedule is None):
+        raise ValueError(
+            "resume: the saved run and this one differ in warm-up or decay"
+        )
+    model.load_state_dict(state["model"])
+    optimiser.load_state_dict(state["optimiser"])
+    if schedule is not None:
+        schedule.load_state_dict(state["schedule"])
+    generator.set_state(state["generator"])
+    return int(state["step"])
 
 
 def learning_rate_factor(

@@ -11,9 +11,12 @@ written to the manifest. The registry of every preset of the book is
 
 from __future__ import annotations
 
+import json
+import os
 import platform
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -111,13 +114,27 @@ def evaluate(preset: Preset, model: torch.nn.Module, device=None) -> dict:
     return {**result, "eval_prompts": preset.eval_size}
 
 
-def train_preset(preset: Preset, *, init=None, device=None, progress: bool = True):
+def train_preset(
+    preset: Preset,
+    *,
+    init=None,
+    device=None,
+    progress: bool = True,
+    state_file=None,
+    save_every: int = 1000,
+):
     """Run ``preset`` from its seed; returns ``(model, manifest)`` (the manifest without
     hash).
 
     ``init`` is ``(model, sha256)`` of the checkpoint named by ``preset.init_from`` (a
     warm start: its weights are copied in after the fresh initialisation, so the seed
     still fixes every training prompt).
+
+    With ``state_file`` (a path) the run can be cut and resumed: every ``save_every``
+    steps it writes its whole state there (atomically), a run started with an existing
+    ``state_file`` of the same preset and parent continues from it, and the file is
+    removed when the run completes. The result is the same, bit for bit, as one
+    uninterrupted run; ``wall_seconds`` adds up the sittings.
     """
     if not isinstance(preset, Preset):
         raise TypeError(f"preset: expected a Preset, got {type(preset).__name__}")
@@ -136,6 +153,22 @@ def train_preset(preset: Preset, *, init=None, device=None, progress: bool = Tru
             model.load_state_dict(init[0].state_dict())
     gen = torch.Generator().manual_seed(preset.seed)
     loss = LOSSES[preset.loss]
+    identity = {
+        "preset": json.loads(json.dumps(preset.to_dict())),
+        "init_sha256": init[1] if init is not None else None,
+    }
+    resume, wall_before = None, 0.0
+    if state_file is not None:
+        state_file = Path(state_file)
+        if state_file.exists():
+            resume = torch.load(state_file, map_location=device, weights_only=True)
+            for key, value in identity.items():
+                if resume.get(key) != value:
+                    raise ValueError(
+                        f"state_file: {state_file} belongs to another run (its {key} "
+                        "differs from this one's); remove it to start afresh"
+                    )
+            wall_before = resume["wall_seconds"]
 
     def loss_fn(step):
         return loss(
@@ -162,6 +195,17 @@ def train_preset(preset: Preset, *, init=None, device=None, progress: bool = Tru
                 curve.setdefault(key, []).append(value)
 
     start = time.perf_counter()
+
+    def save_state(state):
+        state = {
+            **state,
+            **identity,
+            "wall_seconds": wall_before + time.perf_counter() - start,
+        }
+        partial = state_file.with_name(state_file.name + ".partial")
+        torch.save(state, partial)
+        os.replace(partial, state_file)  # a run cut while saving keeps the last state
+
     curve = fit(
         model,
         loss_fn,
@@ -174,8 +218,14 @@ def train_preset(preset: Preset, *, init=None, device=None, progress: bool = Tru
         on_log=record_state,
         cosine_decay=preset.cosine_decay,
         warmup_steps=preset.warmup_steps,
+        generator=gen,
+        resume=resume,
+        save_state=save_state if state_file is not None else None,
+        save_every=save_every,
     )
-    wall = time.perf_counter() - start
+    wall = wall_before + time.perf_counter() - start
+    if state_file is not None:
+        state_file.unlink(missing_ok=True)
     metrics = {
         "final_train_loss": curve["loss"][-1] if curve["loss"] else None,
         "loss_change_last_fifth": loss_change_last_fifth(curve),

@@ -1,0 +1,81 @@
+"""Train a preset at a longer budget than one sitting allows, in sittings.
+
+    python tools/long_run.py overview_noiseless --steps 450000
+
+trains the book preset ``overview_noiseless`` under the book's recipe
+(:func:`icl_lib.training.recipe.recipe`) with ``--steps`` in place of its committed
+budget, on one thread. Every ``--save-every`` steps the whole state of the run is
+written to ``data/long_runs/<name>.state`` (weights, optimiser, schedule, curve,
+generator), so the process may be killed at any time and the same command continues
+where the last state left off; the result is the same, bit for bit, as one uninterrupted
+run. Commit the state file at the end of a sitting.
+
+When the run completes, its checkpoint (weights and manifest) is written to
+``data/long_runs/``, not to ``data/``: adopting it means setting the preset's steps in
+:mod:`icl_lib.presets` to ``--steps``, moving the two files into ``data/`` and
+retraining the presets that warm-start from it (``make retrain``). Until then the book
+builds from the committed checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from icl_lib.presets import PRESETS, load_checkpoint  # noqa: E402
+from icl_lib.training.checkpoints import save_checkpoint  # noqa: E402
+from icl_lib.training.preset import train_preset  # noqa: E402
+from icl_lib.training.recipe import recipe  # noqa: E402
+
+OUT = ROOT / "data" / "long_runs"
+
+
+def longer(name: str, steps: int):
+    """Book preset ``name`` with ``steps`` optimiser steps under the book's recipe."""
+    if name not in PRESETS:
+        raise SystemExit(f"preset: expected one of {sorted(PRESETS)}, got {name!r}")
+    preset = PRESETS[name]
+    if not (preset.cosine_decay and preset.warmup_steps):
+        raise SystemExit(
+            f"preset: {name!r} does not follow the book's recipe (warm-up and cosine "
+            "decay), so its budget cannot be scaled by this command"
+        )
+    if steps <= preset.steps:
+        raise SystemExit(
+            f"--steps: expected more than the committed {preset.steps}, got {steps}"
+        )
+    return dataclasses.replace(preset, **recipe(steps, preset.lr, preset.batch_size))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("preset", help="a book preset that follows the recipe")
+    parser.add_argument("--steps", type=int, required=True, help="the longer budget")
+    parser.add_argument("--save-every", type=int, default=1000, help="steps per state")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # the weights must not depend on the machine's cores
+    preset = longer(args.preset, args.steps)
+    init = None
+    if preset.init_from:
+        parent, manifest = load_checkpoint(preset.init_from)
+        init = (parent, manifest["sha256"])
+    OUT.mkdir(parents=True, exist_ok=True)
+    model, manifest = train_preset(
+        preset,
+        init=init,
+        state_file=OUT / f"{preset.name}.state",
+        save_every=args.save_every,
+    )
+    path = save_checkpoint(model, manifest, OUT)
+    print(f"done: {path} ({manifest['wall_seconds']:.0f} s in all)")
+
+
+if __name__ == "__main__":
+    main()
