@@ -132,3 +132,80 @@ def test_the_readme_links_every_chapter_to_colab(path):
     assert link in (ROOT / "README.md").read_text(), (
         f"README.md has no Colab link {link}"
     )
+
+
+def _known_names() -> set[str]:
+    """Every identifier the library, the chapters' code and the preset registry
+    define or use: what an exercise may ask a reader to call."""
+    from icl_lib.presets import PRESETS
+
+    names = set(PRESETS) | {"icl_lib"}
+    sources = [p.read_text() for p in (ROOT / "icl_lib").rglob("*.py")]
+    sources += [p.read_text() for p in (ROOT / "tests").glob("test_*.py")]
+    for chapter in CHAPTERS:
+        sources += [
+            "\n".join(line for line in cell.splitlines() if not line.startswith(":"))
+            for cell in re.findall(
+                r"```\{code-cell\}[^\n]*\n(.*?)```", chapter.read_text(), re.S
+            )
+        ]
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.keyword) and node.arg:
+                names.add(node.arg)
+            elif isinstance(node, ast.alias):
+                names.update(node.name.split("."))
+    return names
+
+
+# Names an exercise asks the reader to define (chapter 8: a concept and its covariance).
+READER_VARIABLES = {"theta", "Sigma_theta"}
+
+
+def _exercise_code_spans(path: Path) -> list[list[str]]:
+    """The inline code of each of a chapter's exercises and solutions, without role
+    targets (``{prf:ref}`x```, ``{glue:text}`x```) and file paths."""
+    blocks = re.findall(r"```\{(?:exercise|solution)\}.*?\n```", path.read_text(), re.S)
+    return [
+        [span for span in re.findall(r"(?<![}`])`([^`\n]+)`", block) if "/" not in span]
+        for block in blocks
+    ]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_every_name_an_exercise_mentions_exists(path):
+    """An exercise that tells a reader to call ``train_lsa`` when the library has no
+    such function sends them to an error: every identifier in an exercise's inline
+    code must be one the library, a chapter or the preset registry defines."""
+    known = _known_names() | READER_VARIABLES
+    missing = []
+    for spans in _exercise_code_spans(path):
+        trees = []
+        for span in spans:
+            try:
+                trees.append((span, ast.parse(span)))
+            except SyntaxError:
+                continue  # prose in code font, e.g. a formula
+        defined = {  # a name the exercise itself assigns, e.g. `cm = ...`
+            node.id
+            for _, tree in trees
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        }
+        for span, tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and node.id in defined:
+                    continue
+                if isinstance(node, ast.Name) and node.id not in known:
+                    missing.append(f"{node.id} (in `{span}`)")
+                elif isinstance(node, ast.Attribute) and node.attr not in known:
+                    missing.append(f"{node.attr} (in `{span}`)")
+    assert not missing, f"{path.name}: exercises mention unknown names {missing}"

@@ -15,6 +15,7 @@ from .curves import (
     smoother_fit,
     training_curves,
 )
+from .diagrams import gd_attention_diagram
 from .distributions import calibration_plot, predictive_band
 from .heatmaps import (
     annotated_heatmap,
@@ -36,6 +37,7 @@ __all__ = [
     "calibration_plot",
     "color_for",
     "error_curves",
+    "gd_attention_diagram",
     "grouped_bars",
     "heatmap_panels",
     "implicit_update_panels",

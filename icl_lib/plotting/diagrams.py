@@ -1,0 +1,133 @@
+"""Diagrams of the book's ideas: schematics drawn with matplotlib, no data.
+
+Each function returns a Figure that explains a construction before a chapter computes
+anything: which token holds what, and which arrow does which part of an algorithm.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+from .style import NEUTRAL, PALETTE
+
+INPUT, LABEL, QUERY = PALETTE[0], PALETTE[1], PALETTE[2]
+
+
+def _token(ax, x, y, top: str, bottom: str, *, colour_top, colour_bottom, w=0.8):
+    """One token drawn as a column: an input block over a one-entry label block."""
+    ax.add_patch(Rectangle((x, y + 0.55), w, 1.3, fc=colour_top, alpha=0.25, ec="k"))
+    ax.add_patch(Rectangle((x, y), w, 0.55, fc=colour_bottom, alpha=0.35, ec="k"))
+    ax.text(x + w / 2, y + 1.2, top, ha="center", va="center", fontsize=11)
+    ax.text(x + w / 2, y + 0.27, bottom, ha="center", va="center", fontsize=11)
+
+
+def gd_attention_diagram(n_context: int = 4):
+    """Chapter 2's idea in one picture: one gradient-descent step from zero (left) and
+    one linear self-attention layer (right) compute the same prediction.
+
+    Left: the step moves the weights to ``W = (eta / N) sum_i y_i x_i^T`` and predicts
+    ``W x_q``. Right: the query token (x_q, 0) scores every context token (x_i, y_i)
+    by ``x_i . x_q`` and writes the score-weighted sum of their labels, times
+    ``-eta / N``, into its own label entry, whose negative is the prediction (von Oswald
+    et al. 2023, Proposition 1).
+    """
+    if not isinstance(n_context, int) or not 2 <= n_context <= 6:
+        raise ValueError(f"n_context: expected an int from 2 to 6, got {n_context!r}")
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=(10.5, 3.6), gridspec_kw={"width_ratios": [1, 1.45]}
+    )
+    for ax in (left, right):
+        ax.set_axis_off()
+    # Left: gradient descent on the prompt's least-squares loss.
+    left.set_xlim(0, 10)
+    left.set_ylim(0, 6)
+    left.set_title("one gradient step on the prompt", fontsize=12)
+    rows = [
+        (r"$L(W) = \frac{1}{2N}\sum_i (W x_i - y_i)^2$", "the prompt's own loss"),
+        (r"$W_1 = -\eta\,\nabla L(0) = \frac{\eta}{N}\sum_i y_i\, x_i^\top$", "one step"),
+        (r"$\hat y_q = W_1 x_q = \frac{\eta}{N}\sum_i (x_i^\top x_q)\; y_i$", ""),
+    ]
+    for i, (formula, note) in enumerate(rows):
+        y = 5.0 - 1.8 * i
+        left.text(0.2, y, formula, fontsize=12, va="center")
+        if note:
+            left.text(0.2, y - 0.55, note, fontsize=9, color=NEUTRAL, va="center")
+        if i < len(rows) - 1:
+            left.annotate(
+                "",
+                xy=(1.2, y - 1.3),
+                xytext=(1.2, y - 0.8),
+                arrowprops={"arrowstyle": "-|>", "color": NEUTRAL},
+            )
+    left.text(
+        0.2,
+        0.25,
+        "similarity $x_i^\\top x_q$ times label $y_i$, summed",
+        fontsize=9.5,
+        color=LABEL,
+    )
+    # Right: the tokens, and the attention of the query on the context.
+    right.set_xlim(-0.3, n_context + 2.6)
+    right.set_ylim(-1.3, 3.6)
+    right.set_title("one linear self-attention layer", fontsize=12)
+    for i in range(n_context):
+        _token(
+            right,
+            i,
+            0,
+            f"$x_{i + 1}$",
+            f"$y_{i + 1}$",
+            colour_top=INPUT,
+            colour_bottom=LABEL,
+        )
+    q = n_context + 1.2
+    _token(right, q, 0, "$x_q$", "$0$", colour_top=QUERY, colour_bottom="white")
+    for i in range(n_context):
+        right.add_patch(
+            FancyArrowPatch(
+                (i + 0.4, 1.9),
+                (q + 0.4, 1.9),
+                connectionstyle=f"arc3,rad={-0.12 - 0.05 * (n_context - i)}",
+                arrowstyle="-|>",
+                mutation_scale=10,
+                color=NEUTRAL,
+                lw=1.0,
+            )
+        )
+    right.text(
+        (n_context + 1.2) / 2,
+        3.35,
+        r"score $x_i^\top x_q$ (from $W_{KQ}$), value $y_i$ (from $W_{PV}$)",
+        ha="center",
+        fontsize=10,
+    )
+    right.annotate(
+        r"$-\frac{\eta}{N}\sum_i (x_i^\top x_q)\, y_i$",
+        xy=(q + 0.4, 0.02),
+        xytext=(q + 0.4, -0.35),
+        ha="center",
+        va="top",
+        fontsize=11,
+        color=LABEL,
+        arrowprops={"arrowstyle": "-|>", "color": LABEL},
+    )
+    right.text(
+        q + 0.4,
+        -1.05,
+        r"prediction $= -$(label entry)",
+        ha="center",
+        va="top",
+        fontsize=9,
+        color=NEUTRAL,
+    )
+    right.text(
+        (n_context - 0.2) / 2,
+        -0.45,
+        "context tokens $(x_i, y_i)$",
+        ha="center",
+        va="top",
+        fontsize=9.5,
+        color=NEUTRAL,
+    )
+    return fig
