@@ -187,3 +187,21 @@ def test_transition_pool_size_interpolates_in_log_m():
     assert transition_pool_size(sweep) == pytest.approx(2**2.5)
     errors[("transformer", "fresh")] = rows(bayes)  # never moves toward ridge
     assert math.isnan(transition_pool_size(PoolSweep(sizes, errors)))
+
+
+def test_the_paired_transfer_gap_removes_what_ridge_shares():
+    """A model whose errors are ridge's plus a pool-only advantage has exactly that
+    advantage as its paired gap, whatever luck of the draw both share."""
+    sizes = (2, 8, 64)
+    luck = np.array([[0.05], [-0.03], [0.01]])  # the pools' draw: both series feel it
+    ridge_fresh, ridge_pool = np.full((3, 4), 0.4), 0.4 + luck + np.zeros((3, 4))
+    advantage = np.array([[0.3], [0.1], [0.0]])
+    errors = {
+        ("ridge", "fresh"): ridge_fresh,
+        ("ridge", "pool"): ridge_pool,
+        ("transformer", "fresh"): ridge_fresh + 0.02,
+        ("transformer", "pool"): ridge_pool + 0.02 - advantage,
+    }
+    sweep = PoolSweep(sizes, errors)
+    assert sweep.paired_transfer_gap() == pytest.approx(advantage[:, 0])
+    assert sweep.transfer_gap() == pytest.approx(advantage[:, 0] - luck[:, 0])

@@ -58,6 +58,16 @@ class PoolSweep:
         """The model's fresh-task minus pool-task error, per ``M``."""
         return self.mean("transformer", "fresh") - self.mean("transformer", "pool")
 
+    def paired_transfer_gap(self) -> np.ndarray:
+        """The model's transfer gap minus ridge's, per ``M``.
+
+        Both are measured on the same prompts, so the luck of which tasks a finite pool
+        drew, which moves ridge's fresh-minus-pool gap too, cancels: what is left is the
+        part of the model's gap that a fixed algorithm would not have.
+        """
+        ridge_gap = self.mean("ridge", "fresh") - self.mean("ridge", "pool")
+        return self.transfer_gap() - ridge_gap
+
     def _key(self, series, tasks):
         if series not in SERIES or tasks not in TASKS:
             raise ValueError(

@@ -15,7 +15,7 @@ from .curves import (
     smoother_fit,
     training_curves,
 )
-from .diagrams import gd_attention_diagram
+from .diagrams import gd_attention_diagram, replace_one_diagram
 from .distributions import calibration_plot, predictive_band
 from .heatmaps import (
     annotated_heatmap,
@@ -45,6 +45,7 @@ __all__ = [
     "matrix_panels",
     "pool_size_curves",
     "prediction_scatter",
+    "replace_one_diagram",
     "predictive_band",
     "small_multiples",
     "smoother_fit",

@@ -45,7 +45,10 @@ def gd_attention_diagram(n_context: int = 4):
     left.set_title("one gradient step on the prompt", fontsize=12)
     rows = [
         (r"$L(W) = \frac{1}{2N}\sum_i (W x_i - y_i)^2$", "the prompt's own loss"),
-        (r"$W_1 = -\eta\,\nabla L(0) = \frac{\eta}{N}\sum_i y_i\, x_i^\top$", "one step"),
+        (
+            r"$W_1 = -\eta\,\nabla L(0) = \frac{\eta}{N}\sum_i y_i\, x_i^\top$",
+            "one step",
+        ),
         (r"$\hat y_q = W_1 x_q = \frac{\eta}{N}\sum_i (x_i^\top x_q)\; y_i$", ""),
     ]
     for i, (formula, note) in enumerate(rows):
@@ -128,6 +131,89 @@ def gd_attention_diagram(n_context: int = 4):
         ha="center",
         va="top",
         fontsize=9.5,
+        color=NEUTRAL,
+    )
+    return fig
+
+
+def replace_one_diagram(n_context: int = 6, replaced: int = 2):
+    """Chapter 3's idea: error stability. Two prompts that differ in one example (top:
+    ``S_m``; bottom: ``S_m`` with example ``replaced`` swapped for ``(x', y')``) go
+    through the same learned algorithm ``A``; a stable algorithm's losses at the query
+    differ by at most ``K / m`` (Li et al. 2023, Assumption 3.1).
+    """
+    if not isinstance(n_context, int) or not 3 <= n_context <= 8:
+        raise ValueError(f"n_context: expected an int from 3 to 8, got {n_context!r}")
+    if not isinstance(replaced, int) or not 0 <= replaced < n_context:
+        raise ValueError(
+            f"replaced: expected an int from 0 to {n_context - 1}, got {replaced!r}"
+        )
+    fig, ax = plt.subplots(figsize=(10.5, 3.4))
+    ax.set_axis_off()
+    ax.set_xlim(-0.5, n_context + 7.2)
+    ax.set_ylim(-0.6, 4.4)
+    for row, (y0, name) in enumerate(((2.5, "$S_m$"), (0.3, "$S_m'$"))):
+        ax.text(-0.35, y0 + 0.45, name, ha="right", va="center", fontsize=12)
+        for i in range(n_context):
+            swapped = row == 1 and i == replaced
+            ax.add_patch(
+                Rectangle(
+                    (i, y0),
+                    0.85,
+                    0.9,
+                    fc=LABEL if swapped else INPUT,
+                    alpha=0.45 if swapped else 0.22,
+                    ec="k",
+                )
+            )
+            label = "$(x', y')$" if swapped else f"$z_{{{i + 1}}}$"
+            ax.text(i + 0.42, y0 + 0.45, label, ha="center", va="center", fontsize=10)
+        q = n_context + 0.3
+        ax.add_patch(Rectangle((q, y0), 0.85, 0.9, fc=QUERY, alpha=0.3, ec="k"))
+        ax.text(q + 0.42, y0 + 0.45, "$x$", ha="center", va="center", fontsize=11)
+        ax.annotate(
+            "",
+            xy=(n_context + 2.2, 1.75),
+            xytext=(q + 0.9, y0 + 0.45),
+            arrowprops={"arrowstyle": "-|>", "color": NEUTRAL},
+        )
+    ax.add_patch(
+        Rectangle((n_context + 2.2, 1.2), 1.3, 1.1, fc="white", ec="k", lw=1.5)
+    )
+    ax.text(
+        n_context + 2.85,
+        1.75,
+        r"$\mathcal{A}_\theta$",
+        ha="center",
+        va="center",
+        fontsize=14,
+    )
+    for y, text in (
+        (2.55, r"$\hat y = \mathcal{A}_\theta(S_m)(x)$"),
+        (0.95, r"$\hat y' = \mathcal{A}_\theta(S_m')(x)$"),
+    ):
+        ax.annotate(
+            "",
+            xy=(n_context + 4.3, y),
+            xytext=(n_context + 3.5, 1.75),
+            arrowprops={"arrowstyle": "-|>", "color": NEUTRAL},
+        )
+        ax.text(n_context + 4.4, y, text, va="center", fontsize=10.5)
+    ax.text(
+        n_context + 3.9,
+        3.9,
+        r"stable: $|\,\mathbb{E}\,\ell(\hat y', y) - \mathbb{E}\,\ell(\hat y, y)\,|"
+        r" \leq K / m$",
+        ha="center",
+        fontsize=11.5,
+        color=LABEL,
+    )
+    ax.text(
+        (n_context - 1) / 2,
+        3.75,
+        "one example of $m$ replaced",
+        ha="center",
+        fontsize=10,
         color=NEUTRAL,
     )
     return fig
