@@ -8,7 +8,10 @@ Every claim has a *kind*, which says what its verdict compares:
 * ``reproduction``: the paper's setup and the paper's number, with a tolerance that the
   chapter justifies (e.g. by the seed-to-seed spread);
 * ``goal``: the book's own target or a baseline the book must beat; a paper's number
-  from another setup is shown as context, never used as the pass mark.
+  from another setup is shown as context, never used as the pass mark;
+* ``monte_carlo``: a closed form checked against a Monte Carlo estimate on the page's
+  sample, which passes when the estimate lies within ``z`` of its standard errors of the
+  closed form (the standard error is reported with the claim).
 
 Each chapter collects its claims in one :class:`ClaimSet`, shows it as a table and saves
 it as ``_build/claims/<chapter>.json``; the book's Sphinx extension
@@ -32,7 +35,10 @@ from pathlib import Path
 
 VERDICTS = ("pass", "miss", "undecided")
 VERDICT_MARKS = {"pass": "✅ pass", "miss": "❌ miss", "undecided": "❔ undecided"}
-KINDS = ("identity", "reproduction", "goal")
+KINDS = ("identity", "monte_carlo", "reproduction", "goal")
+MONTE_CARLO_Z = (
+    3.0  # standard errors a Monte Carlo estimate may lie from its closed form
+)
 IDENTITY_TOLERANCE = (
     1e-8  # the loosest criterion an identity may have (float64 rounding)
 )
@@ -45,7 +51,7 @@ class Claim:
 
     id: str  # "<chapter>.<name>", unique across the book
     chapter: str  # the chapter's short name, e.g. "overview"
-    kind: str  # "identity", "reproduction" or "goal" (see KINDS)
+    kind: str  # "identity", "monte_carlo", "reproduction" or "goal" (see KINDS)
     description: str  # what is measured, in one sentence
     paper: float | None  # the paper's number, or None where the paper reports none
     book: float  # measured on this build
@@ -98,11 +104,20 @@ class Claim:
                 f"{self.paper!r}, {self.citation!r}"
             )
         if self.se is not None and (
-            self.kind != "goal" or _real("se", self.se, self.id) < 0
+            self.kind not in ("goal", "monte_carlo")
+            or _real("se", self.se, self.id) < 0
         ):
             raise ValueError(
-                f"se: expected a finite standard error >= 0 of a goal claim "
-                f"({self.id}), got {self.se} for a {self.kind} claim"
+                f"se: expected a finite standard error >= 0 of a goal or monte_carlo "
+                f"claim ({self.id}), got {self.se} for a {self.kind} claim"
+            )
+        if self.kind == "monte_carlo" and not (
+            self.se is not None and self.se > 0 and self.paper is not None
+        ):
+            raise ValueError(
+                f"se, paper: a monte_carlo claim ({self.id}) compares an estimate with "
+                f"its closed form; expected a standard error > 0 and the closed form, "
+                f"got se={self.se!r}, paper={self.paper!r}"
             )
         if self.verdict == "undecided" and self.se is None:
             raise ValueError(
@@ -187,7 +202,9 @@ class ClaimSet:
         # kind, and a reproduction's paper and citation, are checked by Claim itself
         book = _real("book", book, id)
         verdict = "pass" if ok else "miss"
-        if se is not None:
+        if se is not None and kind == "monte_carlo":
+            se = _real("se", se, id)
+        elif se is not None:
             se = _real("se", se, id)
             if kind != "goal" or se < 0:
                 raise ValueError(
@@ -212,6 +229,46 @@ class ClaimSet:
             se=se,
         )
         self.claims.append(claim)
+
+    def monte_carlo(
+        self,
+        id,
+        description,
+        *,
+        estimate,
+        se,
+        closed_form,
+        z=MONTE_CARLO_Z,
+        citation="",
+        paper_note="",
+    ) -> None:
+        """A ``monte_carlo`` claim: passes when
+        ``|estimate - closed_form| <= z * se``.
+
+        ``estimate`` is a sample mean on the page's prompts and ``se`` its standard
+        error; a tolerance in standard errors, unlike a relative one, tightens as the
+        sample grows, so a wrong closed form cannot hide behind it.
+        """
+        se = _real("se", se, id)
+        if not se > 0:
+            raise ValueError(f"se: expected a standard error > 0 for {id}, got {se}")
+        z = _real("z", z, id)
+        if not z > 0:
+            raise ValueError(f"z: expected a number of standard errors > 0, got {z}")
+        closed_form = _real("closed_form", closed_form, id)
+        ok = abs(_real("estimate", estimate, id) - closed_form) <= z * se
+        self._add(
+            id,
+            "monte_carlo",
+            description,
+            estimate,
+            f"within {z:g} se (se = {_fmt(se)}) of the closed form",
+            ok,
+            closed_form,
+            citation,
+            paper_note,
+            se=se,
+        )
 
     def at_most(self, id, description, *, kind, book, goal, **context) -> None:
         """Passes when ``book <= goal``; an identity needs a float64-level goal.

@@ -281,3 +281,33 @@ def test_summary_table_shows_chosen_claims():
         claims.summary({"x": "unit.c"})
     with pytest.raises(ValueError, match="rows: expected"):
         claims.summary({})
+
+
+def test_a_monte_carlo_check_is_judged_in_standard_errors(tmp_path):
+    """A closed form is checked against its estimate within three standard errors:
+    the criterion tightens with the sample, so a formula off by a few percent fails
+    once the sample is large enough to see it."""
+    c = ClaimSet("demo")
+    c.monte_carlo("demo.close", "x", estimate=1.02, se=0.01, closed_form=1.0)
+    c.monte_carlo("demo.far", "x", estimate=1.04, se=0.01, closed_form=1.0)
+    assert c["demo.close"].verdict == "pass" and c["demo.far"].verdict == "miss"
+    assert c["demo.close"].kind == "monte_carlo" and c["demo.close"].se == 0.01
+    assert c["demo.close"].paper == 1.0
+    assert c["demo.close"].tolerance == "within 3 se (se = 0.01) of the closed form"
+    path = c.save(tmp_path)
+    assert [x.verdict for x in load_claims(path.parent)] == ["pass", "miss"]
+    with pytest.raises(ValueError, match="se: expected a standard error > 0"):
+        c.monte_carlo("demo.zero", "x", estimate=1.0, se=0.0, closed_form=1.0)
+    with pytest.raises(ValueError, match="z: expected a number of standard errors"):
+        c.monte_carlo("demo.z", "x", estimate=1.0, se=0.1, closed_form=1.0, z=0)
+    with pytest.raises(ValueError, match="se, paper: a monte_carlo claim"):
+        Claim(
+            id="demo.bare",
+            chapter="demo",
+            kind="monte_carlo",
+            description="x",
+            paper=1.0,
+            book=1.0,
+            tolerance="t",
+            verdict="pass",
+        )

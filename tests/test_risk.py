@@ -7,6 +7,7 @@ import torch
 
 from icl_lib import learners
 from icl_lib.analysis.curves import error_curve
+from icl_lib.analysis.curves import error_with_se as mc
 from icl_lib.learners import risk
 from icl_lib.tasks import linear_regression
 
@@ -23,11 +24,15 @@ def batches():
     }
 
 
-def mc(learner, batch, k):
-    """Monte Carlo error / d and its standard error."""
-    xs, ys, xq, yq = batch.prompt(k)
-    sq = (learner(xs, ys, xq) - yq) ** 2 / D
-    return sq.mean().item(), sq.std().item() / math.sqrt(sq.numel())
+def test_error_with_se_is_the_curve_and_its_standard_error(batches):
+    batch = batches[0.5]
+    mean, se = mc(learners.averaging, batch, 6)
+    assert mean == pytest.approx(error_curve(learners.averaging, batch, [6])[0].item())
+    xs, ys, xq, yq = batch.prompt(6)
+    sq = (learners.averaging(xs, ys, xq) - yq) ** 2 / D
+    assert se == pytest.approx(sq.std().item() / math.sqrt(sq.numel()))
+    with pytest.raises(ValueError, match="batch: expected at least 2 prompts"):
+        mc(learners.averaging, batch.select(torch.arange(1)), 6)
 
 
 @pytest.mark.parametrize("sigma", [0.0, 0.5])

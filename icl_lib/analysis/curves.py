@@ -108,6 +108,29 @@ def error_curve(
     return errors / batch.dim if normalise else errors
 
 
+def error_with_se(
+    predictor, batch: PromptBatch, k: int, *, normalise: bool = True
+) -> tuple[float, float]:
+    """The mean squared error of the prediction of ``y_k`` from ``k`` examples, and its
+    standard error over the prompts: ``(mean, se)``, floats.
+
+    The mean equals :func:`error_curve` at ``k``; ``se`` is the sample standard
+    deviation of the per-prompt squared errors over ``sqrt(B)`` (both divided by ``d``
+    when ``normalise``), the scale on which a Monte Carlo estimate is compared with its
+    closed form.
+    """
+    (k,) = _check_batch(batch, [k])
+    if batch.batch_size < 2:
+        raise ValueError(
+            "batch: expected at least 2 prompts for a standard error, got "
+            f"{batch.batch_size}"
+        )
+    errors = ((predictions(predictor, batch, [k])[:, 0] - batch.ys[:, k]) ** 2).double()
+    scale = batch.dim if normalise else 1
+    mean, se = errors.mean().item(), (errors.std() / errors.numel() ** 0.5).item()
+    return mean / scale, se / scale
+
+
 def excess_error_curve(
     predictor, batch: PromptBatch, ks: Sequence[int], *, normalise: bool = True
 ) -> torch.Tensor:
