@@ -24,8 +24,8 @@ from icl_lib.claims import KINDS, claims_html, load_claims
 logger = logging.getLogger(__name__)
 TITLES = {
     "identity": "Identities (exact equations, checked in float64)",
-    "monte_carlo": "Monte Carlo checks (a closed form against its estimate on the page's "
-    "sample, within three standard errors)",
+    "monte_carlo": "Monte Carlo checks (a closed form against its estimate, within "
+    "three standard errors)",
     "reproduction": "Reproductions (the paper's setup and number)",
     "goal": "Goals (the book's targets and baselines; papers' numbers as context)",
 }
