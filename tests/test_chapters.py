@@ -90,13 +90,21 @@ def _declared_distributions() -> set[str]:
     }
 
 
-def _top_level_imports(path: Path) -> set[str]:
-    code = "\n".join(
-        "\n".join(line for line in cell.splitlines() if not line.startswith(":tags:"))
-        for cell in re.findall(
-            r"```\{code-cell\}[^\n]*\n(.*?)```", path.read_text(), re.S
+def code_cells(path: Path) -> list[str]:
+    """The code of a chapter's cells, without their metadata (``:tags:`` lines or a
+    ``---`` YAML block)."""
+    cells = []
+    for cell in re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", path.read_text(), re.S):
+        if cell.startswith("---\n"):
+            cell = cell[cell.index("\n---\n", 3) + 5 :]
+        cells.append(
+            "\n".join(line for line in cell.splitlines() if not line.startswith(":"))
         )
-    )
+    return cells
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    code = "\n".join(code_cells(path))
     names = set()
     for node in ast.walk(ast.parse(code)):
         if isinstance(node, ast.Import):
@@ -143,12 +151,7 @@ def _known_names() -> set[str]:
     sources = [p.read_text() for p in (ROOT / "icl_lib").rglob("*.py")]
     sources += [p.read_text() for p in (ROOT / "tests").glob("test_*.py")]
     for chapter in CHAPTERS:
-        sources += [
-            "\n".join(line for line in cell.splitlines() if not line.startswith(":"))
-            for cell in re.findall(
-                r"```\{code-cell\}[^\n]*\n(.*?)```", chapter.read_text(), re.S
-            )
-        ]
+        sources += code_cells(chapter)
     for source in sources:
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Name):

@@ -36,7 +36,7 @@ LEARNER_COLORS = {
     "3-nn": "#CC79A7",
     "knn": "#CC79A7",
     "zero": "#999999",
-    "seed": "#882255",  # the seed notes' estimators (chapter 1)
+    "similarity slope": "#882255",  # chapter 1's tempting estimator (s.y)/(s.s)
 }
 
 RC = {
