@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from .style import NEUTRAL, PALETTE, TRANSFORMER, color_for
 
@@ -117,6 +118,9 @@ def error_curves(
         ax.set_yscale("log")
     if ylim is not None:
         ax.set_ylim(*ylim)
+    if np.all(np.isfinite(ks)) and np.allclose(ks, np.round(ks)):
+        # counts (context sizes, steps, depths) get integer ticks, never 2.5
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9, ncol=2)
     return fig
