@@ -44,3 +44,18 @@ def test_a_built_wheel_installs_and_imports_every_module(tmp_path):
     )
     env = dict(os.environ, PYTHONPATH=str(site))
     subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, check=True)
+
+
+def test_the_citation_file_names_the_package_version():
+    """CITATION.cff and the changelog page follow the version a release is cut from."""
+    import tomllib
+    import yaml
+
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert citation["version"] == version
+    assert (
+        citation["title"] == yaml.safe_load((ROOT / "_config.yml").read_text())["title"]
+    )
+    changelog = (ROOT / "chapters" / "changelog.md").read_text()
+    assert "## Errata" in changelog
