@@ -1,0 +1,24 @@
+"""Schematic diagrams of icl_lib.plotting: they draw, and refuse what they cannot."""
+
+import matplotlib.pyplot as plt
+import pytest
+
+from icl_lib import plotting
+
+
+@pytest.mark.parametrize(
+    "draw", [plotting.gd_attention_diagram, plotting.replace_one_diagram]
+)
+def test_a_diagram_draws_its_tokens_and_no_axes(draw):
+    fig = draw()
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert all(not ax.axison for ax in fig.axes)  # a schematic, not a plot
+    assert any("x_q" in t or "$x$" in t for t in texts)  # the query token is drawn
+    plt.close(fig)
+
+
+def test_diagrams_refuse_sizes_they_cannot_draw():
+    with pytest.raises(ValueError, match="n_context: expected an int from 2 to 6"):
+        plotting.gd_attention_diagram(n_context=9)
+    with pytest.raises(ValueError, match="replaced: expected an int from 0 to 5"):
+        plotting.replace_one_diagram(n_context=6, replaced=6)
