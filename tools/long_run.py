@@ -1,14 +1,20 @@
 """Train a preset at a longer budget than one sitting allows, in sittings.
 
-    python tools/long_run.py overview_noiseless --steps 450000
+    python tools/long_run.py overview_noiseless --steps 450000    # run, or continue
+    python tools/long_run.py overview_noiseless --steps 450000 --snapshot  # at the end
 
 trains the book preset ``overview_noiseless`` under the book's recipe
 (:func:`icl_lib.training.recipe.recipe`) with ``--steps`` in place of its committed
-budget, on one thread. Every ``--save-every`` steps the whole state of the run is
-written to ``data/long_runs/<name>.state`` (weights, optimiser, schedule, curve,
-generator), so the process may be killed at any time and the same command continues
-where the last state left off; the result is the same, bit for bit, as one uninterrupted
-run. Commit the state file at the end of a sitting.
+budget, on one thread. Every ``--save-every`` steps the whole state of the run (weights,
+optimiser, schedule, curve, generator) is written to ``_build/long_runs/<name>.state``,
+outside version control, so the process may be killed at any time and the same command
+continues where the last state left off; the result is the same, bit for bit, as one
+uninterrupted run.
+
+Between sittings the state travels through git: ``--snapshot`` copies it to
+``data/long_runs/<name>.state``, which is committed once at the end of a sitting (not at
+every save, which would fill the history with copies), and a later sitting on a fresh
+clone resumes from that snapshot when it is further along than its own state.
 
 When the run completes, its checkpoint (weights and manifest) is written to
 ``data/long_runs/``, not to ``data/``: adopting it means setting the preset's steps in
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shutil
 import sys
 from pathlib import Path
 
@@ -34,7 +41,15 @@ from icl_lib.training.checkpoints import save_checkpoint  # noqa: E402
 from icl_lib.training.preset import train_preset  # noqa: E402
 from icl_lib.training.recipe import recipe  # noqa: E402
 
-OUT = ROOT / "data" / "long_runs"
+OUT = ROOT / "data" / "long_runs"  # committed: snapshots between sittings, the result
+WORK = ROOT / "_build" / "long_runs"  # not committed: the state saved during a sitting
+
+
+def saved_step(path: Path) -> int:
+    """The step a saved state has reached (0 when there is none)."""
+    if not path.exists():
+        return 0
+    return int(torch.load(path, map_location="cpu", weights_only=True)["step"])
 
 
 def longer(name: str, steps: int):
@@ -59,6 +74,11 @@ def main(argv=None) -> None:
     parser.add_argument("preset", help="a book preset that follows the recipe")
     parser.add_argument("--steps", type=int, required=True, help="the longer budget")
     parser.add_argument("--save-every", type=int, default=1000, help="steps per state")
+    parser.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="copy this sitting's state to data/long_runs/ for committing, then exit",
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # the weights must not depend on the machine's cores
     preset = longer(args.preset, args.steps)
@@ -67,13 +87,21 @@ def main(argv=None) -> None:
         parent, manifest = load_checkpoint(preset.init_from)
         init = (parent, manifest["sha256"])
     OUT.mkdir(parents=True, exist_ok=True)
+    WORK.mkdir(parents=True, exist_ok=True)
+    work, snapshot = WORK / f"{preset.name}.state", OUT / f"{preset.name}.state"
+    if args.snapshot:
+        if not work.exists():
+            raise SystemExit(f"--snapshot: no state of this sitting at {work}")
+        shutil.copyfile(work, snapshot)
+        print(f"snapshot: {snapshot} at step {saved_step(snapshot)}; commit it")
+        return
+    if saved_step(snapshot) > saved_step(work):  # a fresh clone, or a later sitting
+        shutil.copyfile(snapshot, work)
     model, manifest = train_preset(
-        preset,
-        init=init,
-        state_file=OUT / f"{preset.name}.state",
-        save_every=args.save_every,
+        preset, init=init, state_file=work, save_every=args.save_every
     )
     path = save_checkpoint(model, manifest, OUT)
+    snapshot.unlink(missing_ok=True)  # the run is complete: its checkpoint replaces it
     print(f"done: {path} ({manifest['wall_seconds']:.0f} s in all)")
 
 
