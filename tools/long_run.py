@@ -5,11 +5,11 @@
 
 trains the book preset ``overview_noiseless`` under the book's recipe
 (:func:`icl_lib.training.recipe.recipe`) with ``--steps`` in place of its committed
-budget, on one thread. Every ``--save-every`` steps the whole state of the run (weights,
-optimiser, schedule, curve, generator) is written to ``_build/long_runs/<name>.state``,
-outside version control, so the process may be killed at any time and the same command
-continues where the last state left off; the result is the same, bit for bit, as one
-uninterrupted run.
+budget, on one thread. Every ``--save-every`` steps the whole state of the run
+(weights, optimiser, schedule, curve, generator) is written to
+``data/long_runs/work/<name>.state``, which git ignores, so the process may be killed at
+any time and the same command continues where the last state left off; the result is the
+same, bit for bit, as one uninterrupted run.
 
 Between sittings the state travels through git: ``--snapshot`` copies it to
 ``data/long_runs/<name>.state``, which is committed once at the end of a sitting (not at
@@ -42,7 +42,9 @@ from icl_lib.training.preset import train_preset  # noqa: E402
 from icl_lib.training.recipe import recipe  # noqa: E402
 
 OUT = ROOT / "data" / "long_runs"  # committed: snapshots between sittings, the result
-WORK = ROOT / "_build" / "long_runs"  # not committed: the state saved during a sitting
+# Not committed (.gitignore), nor under _build, which `make clean` removes: the state
+# saved during a sitting.
+WORK = ROOT / "data" / "long_runs" / "work"
 
 
 def saved_step(path: Path) -> int:
