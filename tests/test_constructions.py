@@ -176,3 +176,36 @@ def test_bad_input_is_rejected():
         C.effective_preconditioner(LinearSelfAttention(3, n_layers=2), 5)
     with pytest.raises(ValueError, match="eigenvalues"):
         C.ahn_covariance((1.0, -1.0))
+
+
+def test_best_multiple_population_loss_is_the_minimum_over_the_scale():
+    cov = C.ahn_covariance(seed=1)
+    for direction in (torch.eye(5, dtype=torch.float64), torch.linalg.inv(cov)):
+        best = C.best_multiple_population_loss(direction, cov, 20)
+        grid = [
+            float(C.preconditioned_gd_population_loss(c * direction, cov, 20))
+            for c in torch.linspace(0.0, 3.0, 3001, dtype=torch.float64)
+        ]
+        assert best == pytest.approx(min(grid), abs=1e-6) and best <= min(grid) + 1e-12
+    # the optimum itself is its own best multiple (c = 1)
+    G = C.ahn_preconditioner(cov, 20)
+    assert C.best_multiple_population_loss(G, cov, 20) == pytest.approx(
+        float(C.preconditioned_gd_population_loss(G, cov, 20)), rel=1e-12
+    )
+    with pytest.raises(ValueError, match="direction: expected a finite, nonzero"):
+        C.best_multiple_population_loss(torch.zeros(5, 5, dtype=torch.float64), cov, 20)
+
+
+def test_read_gd_plus_plus_recovers_the_construction_at_any_scale():
+    layer = C.lsa_with_products(4, [C.gd_plus_plus_products(4, 6.0, 0.15, 10)])
+    reading = C.read_gd_plus_plus(layer, 10)
+    assert reading["eta"] == pytest.approx(6.0) and reading["gamma"] == pytest.approx(
+        0.15
+    )
+    assert reading["stray"] == pytest.approx(0.0, abs=1e-12)
+    kq, pv = layer.kq(0), layer.pv(0)
+    with torch.no_grad():
+        layer.set_products(0, 3.0 * kq, pv / 3.0)  # the scalar freedom changes nothing
+        assert C.read_gd_plus_plus(layer, 10)["eta"] == pytest.approx(6.0)
+        layer.set_products(0, kq, pv + 0.01)  # off-pattern weights show up as stray
+    assert C.read_gd_plus_plus(layer, 10)["stray"] > 0

@@ -398,46 +398,20 @@ def test_fit_refuses_a_state_it_cannot_resume():
     model = torch.nn.Linear(2, 1)
     gen = torch.Generator().manual_seed(0)
 
-    def loss_fn(step):
-        return model(torch.randn(4, 2, generator=gen)).pow(2).mean()
+    def run(**options):
+        def loss_fn(step):
+            return model(torch.randn(4, 2, generator=gen)).pow(2).mean()
+
+        settings = dict(steps=4, lr=1e-2, log_every=1, progress=False, generator=gen)
+        return fit(model, loss_fn, **{**settings, **options})
 
     saved = []
-    fit(
-        model,
-        loss_fn,
-        steps=4,
-        lr=1e-2,
-        log_every=1,
-        progress=False,
-        generator=gen,
-        save_state=lambda s: saved.append(copy.deepcopy(s)),
-        save_every=2,
-    )
+    run(save_state=lambda s: saved.append(copy.deepcopy(s)), save_every=2)
     with pytest.raises(ValueError, match="the saved run has 4 steps, this one 6"):
-        fit(
-            model,
-            loss_fn,
-            steps=6,
-            lr=1e-2,
-            log_every=1,
-            progress=False,
-            generator=gen,
-            resume=saved[0],
-            save_every=2,
-        )
+        run(steps=6, resume=saved[0], save_every=2)
     with pytest.raises(
         ValueError, match="save_every: expected a multiple of log_every"
     ):
-        fit(
-            model,
-            loss_fn,
-            steps=4,
-            lr=1e-2,
-            log_every=2,
-            progress=False,
-            generator=gen,
-            save_state=print,
-            save_every=3,
-        )
+        run(log_every=2, save_state=print, save_every=3)
     with pytest.raises(ValueError, match="generator: expected the generator"):
-        fit(model, loss_fn, steps=4, lr=1e-2, progress=False, save_state=print)
+        run(generator=None, save_state=print)

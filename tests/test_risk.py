@@ -120,3 +120,26 @@ def test_excess_ratio_on_tensors():
         ratio, (errors - floor) / (reference - floor), rtol=0, atol=1e-15
     )
     assert risk.excess_ratio(0.3, 0.3, D, 0.5) == pytest.approx(1.0, abs=1e-15)
+
+
+def test_iid_best_gd_step_is_gaussian_for_kurtosis_3_and_holds_for_uniform_inputs():
+    eta, error = risk.iid_best_gd_step(5, 8)
+    assert eta == pytest.approx(risk.best_gd_step(5, 8))
+    assert error == pytest.approx(5 * risk.best_gd_step_error(5, 8))
+    # uniform inputs on [-1/2, 1/2]: variance 1/12, kurtosis 9/5 (Monte Carlo, float64)
+    d, k = 4, 6
+    eta, error = risk.iid_best_gd_step(d, k, variance=1 / 12, kurtosis=9 / 5)
+    gen = torch.Generator().manual_seed(3)
+    xs = torch.rand(200_000, k + 1, d, generator=gen, dtype=torch.float64) - 0.5
+    w = torch.randn(200_000, d, generator=gen, dtype=torch.float64)
+    ys = torch.einsum("bnd,bd->bn", xs, w)
+    pred = learners.gd(xs[:, :k], ys[:, :k], xs[:, k], lr=eta)
+    sq = (pred - ys[:, k]) ** 2
+    assert abs(sq.mean().item() - error) < 4 * sq.std().item() / math.sqrt(sq.numel())
+    # a step 10 % off is worse, in expectation
+    worse = learners.gd(xs[:, :k], ys[:, :k], xs[:, k], lr=1.1 * eta)
+    assert ((worse - ys[:, k]) ** 2).mean() > sq.mean()
+    with pytest.raises(ValueError, match="k: expected at least 1 example"):
+        risk.iid_best_gd_step(3, 0)
+    with pytest.raises(ValueError, match="kurtosis"):
+        risk.iid_best_gd_step(3, 2, kurtosis=0.5)

@@ -205,3 +205,15 @@ def test_the_paired_transfer_gap_removes_what_ridge_shares():
     sweep = PoolSweep(sizes, errors)
     assert sweep.paired_transfer_gap() == pytest.approx(advantage[:, 0])
     assert sweep.transfer_gap() == pytest.approx(advantage[:, 0] - luck[:, 0])
+
+
+def test_the_dilution_ratio_separates_k_over_m_from_slower_dilution():
+    from icl_lib.analysis.stability import StabilityCurve, dilution_ratio
+
+    ms = np.arange(1, 21)
+    k_over_m = StabilityCurve(ms, 3.0 / ms, np.zeros(20))
+    root = StabilityCurve(ms, 3.0 / np.sqrt(ms), np.zeros(20))
+    assert dilution_ratio(k_over_m, 5, 20) == pytest.approx(1.0)
+    assert dilution_ratio(root, 5, 20) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="stop: expected one of the curve's sizes"):
+        dilution_ratio(k_over_m, 5, 40)

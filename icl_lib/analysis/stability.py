@@ -127,6 +127,20 @@ def replacement_stability(
     )
 
 
+def dilution_ratio(curve: StabilityCurve, start: int, stop: int) -> float:
+    """``stop * change(stop) / (start * change(start))`` for the mean change of the
+    prediction: 1 for a learner whose change falls like ``K / m``, ``sqrt(stop /
+    start)`` for one whose change falls like ``m^(-1/2)``."""
+    if not isinstance(curve, StabilityCurve):
+        raise TypeError(f"curve: expected a StabilityCurve, got {type(curve).__name__}")
+    ms = list(curve.ms)
+    for name, m in (("start", start), ("stop", stop)):
+        if m not in ms:
+            raise ValueError(f"{name}: expected one of the curve's sizes {ms}, got {m}")
+    change = curve.prediction_change
+    return float(stop * change[ms.index(stop)] / (start * change[ms.index(start)]))
+
+
 def loglog_slope(ms: Sequence[float], values: Sequence[float]) -> float:
     """Least-squares slope of ``log values`` against ``log ms`` (-1 for ``K / m``)."""
     ms, values = np.asarray(ms, dtype=float), np.asarray(values, dtype=float)

@@ -57,6 +57,30 @@ def best_gd_step_error(d: int, k: int, noise_std: float = 0.0) -> float:
     return gd_step_error(d, k, best_gd_step(d, k, noise_std), noise_std)
 
 
+def iid_best_gd_step(
+    d: int, k: int, variance: float = 1.0, kurtosis: float = 3.0
+) -> tuple[float, float]:
+    """The best step size of one GD step from 0, and its expected squared error
+    ``E(y_hat - y_q)^2``, for noiseless labels, ``w ~ N(0, I)`` and inputs with i.i.d.
+    coordinates of ``variance`` and ``kurtosis`` (``E x^4 / variance^2``): ``(eta,
+    error)``.
+
+    The prediction is ``(eta / k) x_q^T X^T y``. With ``S = X^T X / k``,
+    ``E[S^2] = variance^2 (k + d - 2 + kurtosis) / k I``, so
+    ``eta* = k / (variance (k + d - 2 + kurtosis))`` and the error is
+    ``variance d (d - 2 + kurtosis) / (k + d - 2 + kurtosis)``. Gaussian inputs
+    (kurtosis 3) give :func:`best_gd_step` and ``d`` times :func:`best_gd_step_error`;
+    chapter 2's uniform inputs on ``[-1/2, 1/2]`` have variance 1/12 and kurtosis 9/5.
+    """
+    _check(d, k, 0.0)
+    variance = check_real("variance", variance, minimum=0.0, strict=True)
+    kurtosis = check_real("kurtosis", kurtosis, minimum=1.0)
+    if k == 0:
+        raise ValueError("k: expected at least 1 example for a gradient step, got 0")
+    effective = k + d - 2 + kurtosis
+    return k / (variance * effective), variance * d * (d - 2 + kurtosis) / effective
+
+
 def ols_error(d: int, k: int, noise_std: float = 0.0) -> float:
     """Minimum-norm least squares; ``math.inf`` where the expectation diverges.
 

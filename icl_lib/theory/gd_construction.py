@@ -163,6 +163,60 @@ def preconditioned_gd_population_loss(
     )
 
 
+def best_multiple_population_loss(
+    direction: torch.Tensor, cov: torch.Tensor, n_context: int
+) -> float:
+    """The population loss of the best multiple ``c * direction`` of a preconditioner:
+    ``min_c`` :func:`preconditioned_gd_population_loss` ``(c D)``.
+
+    The loss is ``a c^2 - 2 b c + tr(Sigma)`` with ``a = tr(D^T Sigma D E[S^2])`` and
+    ``b = tr(Sigma D Sigma)``, so the minimum is ``tr(Sigma) - b^2 / a``. Chapter 2's
+    baselines for Ahn et al.'s optimum: the best plain step (``D = I``) and the best
+    multiple of ``Sigma^{-1}``.
+    """
+    check_tensor("direction", direction, 2)
+    if not torch.isfinite(direction).all() or not direction.abs().sum() > 0:
+        raise ValueError("direction: expected a finite, nonzero matrix")
+    zero = torch.zeros_like(direction)
+    trace = float(preconditioned_gd_population_loss(zero, cov, n_context))
+    at_one = float(preconditioned_gd_population_loss(direction, cov, n_context))
+    b = float(torch.trace(cov @ direction @ cov))
+    a = at_one - trace + 2 * b  # L(D) = a - 2 b + tr(Sigma)
+    return trace - b * b / a
+
+
+def read_gd_plus_plus(model: LinearSelfAttention, n_context: int) -> dict:
+    """Read the (first) layer of a one-head LSA as a GD++ step: ``{"eta", "gamma",
+    "stray"}``.
+
+    The GD++ construction (:func:`gd_plus_plus_products`) has
+    ``W_KQ = [[c I, 0], [0, 0]]`` and ``W_PV = [[-gamma / c I, 0], [0, -eta / (N c)]]``
+    for any scale ``c``: ``eta`` and ``gamma`` are read scale-free from the mean
+    diagonals, ``gamma = 0`` for plain GD.
+    ``stray`` is the norm of every other entry of the two products relative to the
+    norm of those the pattern uses.
+    """
+    if not isinstance(model, LinearSelfAttention) or model.n_heads != 1:
+        raise ValueError("model: expected a one-head LinearSelfAttention")
+    n = check_positive_int("n_context", n_context)
+    d = model.dim
+    with torch.no_grad():
+        kq = model.kq(0)[0].detach().double()
+        pv = model.pv(0)[0].detach().double()
+    scale = kq[:d, :d].diagonal().mean()
+    used_kq = torch.zeros(d + 1, d + 1, dtype=torch.bool)
+    used_kq[range(d), range(d)] = True
+    used_pv = used_kq.clone()
+    used_pv[d, d] = True
+    stray = (kq[~used_kq].norm() ** 2 + pv[~used_pv].norm() ** 2).sqrt()
+    main = (kq[used_kq].norm() ** 2 + pv[used_pv].norm() ** 2).sqrt()
+    return {
+        "eta": float(-n * pv[d, d] * scale),
+        "gamma": float(-pv[:d, :d].diagonal().mean() * scale),
+        "stray": float(stray / main),
+    }
+
+
 def ahn_covariance(
     eigenvalues=(1.0, 1.0, 0.25, 0.0625, 1.0), *, seed: int = 0, dtype=torch.float64
 ) -> torch.Tensor:
