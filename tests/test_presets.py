@@ -378,7 +378,11 @@ def test_a_cut_run_resumes_to_the_same_weights_and_curve(tmp_path):
             state_file=state,
             save_every=2,
         )
-    assert torch.load(state, weights_only=True)["step"] == 4  # the last save
+    saved = torch.load(state, weights_only=True)
+    assert saved["step"] == 4  # the last save
+    assert saved["devices"] == ["cpu"]
+    # as if the first sitting had run on a GPU: the manifest names both devices
+    torch.save({**saved, "devices": ["cuda"]}, state)
     other = dataclasses.replace(preset, lr=2e-3)
     with pytest.raises(ValueError, match="belongs to another run .its preset"):
         train_preset(other, progress=False, state_file=state, save_every=2)
@@ -386,6 +390,8 @@ def test_a_cut_run_resumes_to_the_same_weights_and_curve(tmp_path):
         preset, progress=False, state_file=state, save_every=2
     )
     assert not state.exists()  # a completed run leaves no state behind
+    assert manifest["environment"]["device"] == "cuda+cpu"
+    assert whole_manifest["environment"]["device"] == "cpu"
     assert manifest["curve"] == whole_manifest["curve"]
     assert manifest["metrics"] == whole_manifest["metrics"]
     for p, q in zip(

@@ -16,6 +16,11 @@ Between sittings the state travels through git: ``--snapshot`` copies it to
 every save, which would fill the history with copies), and a later sitting on a fresh
 clone resumes from that snapshot when it is further along than its own state.
 
+A sitting may run on a GPU (``--device cuda``) and the next on a CPU: the data stream
+is drawn on the CPU either way, but the arithmetic differs, so such a run is not the
+same, bit for bit, as one on a CPU alone, and its manifest's ``environment`` lists the
+devices of its sittings (``"cpu+cuda+cpu"``).
+
 When the run completes, its checkpoint (weights and manifest) is written to
 ``data/long_runs/``, not to ``data/``: adopting it means setting the preset's steps in
 :mod:`icl_lib.presets` to ``--steps``, moving the two files into ``data/`` and
@@ -76,6 +81,7 @@ def main(argv=None) -> None:
     parser.add_argument("preset", help="a book preset that follows the recipe")
     parser.add_argument("--steps", type=int, required=True, help="the longer budget")
     parser.add_argument("--save-every", type=int, default=1000, help="steps per state")
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument(
         "--snapshot",
         action="store_true",
@@ -100,7 +106,11 @@ def main(argv=None) -> None:
     if saved_step(snapshot) > saved_step(work):  # a fresh clone, or a later sitting
         shutil.copyfile(snapshot, work)
     model, manifest = train_preset(
-        preset, init=init, state_file=work, save_every=args.save_every
+        preset,
+        init=init,
+        device=args.device,
+        state_file=work,
+        save_every=args.save_every,
     )
     path = save_checkpoint(model, manifest, OUT)
     snapshot.unlink(missing_ok=True)  # the run is complete: its checkpoint replaces it

@@ -120,6 +120,8 @@ def fit(
     if resume is not None:
         first = _restore(resume, steps, model, optimiser, schedule, generator)
         curve = {key: list(values) for key, values in resume["curve"].items()}
+    # The running sum stays on the loss's device (a GPU is not made to wait at every
+    # step); float64 adds the float32 losses exactly as a Python float would.
     running = 0.0
     bar = tqdm(
         range(first, steps),
@@ -139,13 +141,14 @@ def fit(
         optimiser.step()
         if schedule is not None:
             schedule.step()
-        running += loss.item()
+        running = running + loss.detach().double()
         if (step + 1) % log_every == 0:
+            mean = running.item() / log_every
             curve["step"].append(step + 1)
-            curve["loss"].append(running / log_every)
+            curve["loss"].append(mean)
             if on_log is not None:
                 on_log(step, curve)
-            bar.set_postfix(loss=f"{running / log_every:.4f}")
+            bar.set_postfix(loss=f"{mean:.4f}")
             running = 0.0
         if save_state is not None and (step + 1) % save_every == 0 and step + 1 < steps:
             save_state(
@@ -184,7 +187,8 @@ def _restore(state, steps, model, optimiser, schedule, generator) -> int:
     optimiser.load_state_dict(state["optimiser"])
     if schedule is not None:
         schedule.load_state_dict(state["schedule"])
-    generator.set_state(state["generator"])
+    # the generator draws on the CPU, wherever the state was loaded to
+    generator.set_state(state["generator"].cpu())
     return int(state["step"])
 
 

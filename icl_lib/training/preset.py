@@ -169,6 +169,12 @@ def train_preset(
                         "differs from this one's); remove it to start afresh"
                     )
             wall_before = resume["wall_seconds"]
+    # The devices of the run's sittings, in order (states from before this record
+    # were all written on a CPU): a run whose sittings ran on other devices is not
+    # the same, bit for bit, as one on a single device, and its manifest says so.
+    devices = list(resume.get("devices", ["cpu"])) if resume is not None else []
+    if not devices or devices[-1] != str(device):
+        devices.append(str(device))
 
     def loss_fn(step):
         return loss(
@@ -200,6 +206,7 @@ def train_preset(
         state = {
             **state,
             **identity,
+            "devices": devices,
             "wall_seconds": wall_before + time.perf_counter() - start,
         }
         partial = state_file.with_name(state_file.name + ".partial")
@@ -243,7 +250,7 @@ def train_preset(
         "metrics": metrics,
         "n_params": sum(p.numel() for p in model.parameters()),
         "wall_seconds": round(wall, 1),
-        "environment": environment(device),
+        "environment": environment("+".join(devices)),
         "weights": None,
         "sha256": None,
     }
@@ -269,7 +276,8 @@ def loss_change_last_fifth(curve: dict) -> float | None:
 
 
 def environment(device) -> dict:
-    """What a training run ran on (the manifest's ``environment``)."""
+    """What a training run ran on (the manifest's ``environment``); ``device`` is
+    e.g. ``"cpu"``, or ``"cpu+cuda"`` for a run resumed on another device."""
     return {
         "torch": torch.__version__,
         "python": platform.python_version(),
