@@ -37,6 +37,53 @@ def glue(name: str, value, display: bool = True) -> None:
         _show(value)
 
 
+def number_table(columns, rows, digits: int = 2):
+    """A small table of computed numbers for a chapter's text, as HTML (an
+    ``IPython.display.HTML`` object): ``columns`` are the headers, the first over the
+    row labels; ``rows`` maps each label to its cells, one per further column. Real
+    numbers are shown with ``digits`` decimals, anything else as its text."""
+    from html import escape
+
+    from IPython.display import HTML
+
+    columns = list(columns) if not isinstance(columns, str) else None
+    if not columns or len(columns) < 2:
+        raise ValueError(
+            "columns: expected at least two headers (labels and one column of cells)"
+        )
+    if not isinstance(rows, dict) or not rows:
+        raise ValueError(
+            f"rows: expected a non-empty dict label -> cells, got {rows!r}"
+        )
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits: expected an int >= 0, got {digits!r}")
+
+    def cell(value) -> str:
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float):
+            return f"{value:.{digits}f}"
+        return str(value)
+
+    body = []
+    for label, cells in rows.items():
+        cells = list(cells)
+        if len(cells) != len(columns) - 1:
+            raise ValueError(
+                f"rows[{label!r}]: expected {len(columns) - 1} cells, got {len(cells)}"
+            )
+        body.append(
+            "<tr>"
+            + "".join(f"<td>{escape(cell(c))}</td>" for c in (label, *cells))
+            + "</tr>"
+        )
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in columns)
+    return HTML(
+        f'<table class="number-table"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
 def setup_notebook(seed: int = 0) -> torch.device:
     """Fix the global seed, use one CPU thread, apply the book's figure style; return
     the device. Headless (:func:`static_widgets`), widgets get inert comms.

@@ -195,22 +195,30 @@ def test_seen_token_loss_by_hand():
 
 def test_phase_change_on_a_made_up_curve():
     steps = [100, 200, 300, 400, 500]
-    icl = [-0.1, -0.2, -3.0, -3.2, -3.3]  # steepest fall in (200, 300]
+    icl = [-0.1, -0.2, -3.0, -3.2, -3.3]  # half of the fall, -1.7, inside (200, 300]
     pm = [
         [[0.0, 0.0], [0.1, 0.0]],
         [[0, 0], [0.1, 0.2]],
         [[0, 0], [0.2, 0.3]],
         [[0, 0], [0.9, 0.3]],
         [[0, 0], [0.95, 0.3]],
-    ]  # best rises most in (300, 400]
-    out = phase_change({"step": steps, "icl_score": icl, "prefix_matching": pm})
-    assert out["icl_step"] == 250 and out["prefix_step"] == 350
-    assert out["offset"] == 100 and math.isclose(out["offset_fraction"], 0.2)
+    ]  # best of layer 1: 0.1 -> 0.95, half 0.525 inside (300, 400]
+    prev = [[[0.0, 0.0], [0, 0]], [[0.5, 0.2], [0, 0]]] + [[[1.0, 0], [0, 0]]] * 3
+    curve = {"step": steps, "icl_score": icl, "prefix_matching": pm}
+    out = phase_change(curve)
+    assert out["icl_step"] == pytest.approx(200 + 100 * 1.5 / 2.8)
+    assert out["prefix_step"] == pytest.approx(300 + 100 * 0.225 / 0.6)
+    assert out["previous_step"] is None  # no previous-token scores logged
+    assert out["offset"] == pytest.approx(out["prefix_step"] - out["icl_step"])
+    assert out["offset_fraction"] == pytest.approx(out["offset"] / out["prefix_step"])
     assert out["resolution"] == 100
+    assert phase_change({**curve, "previous_token": prev})["previous_step"] == 200.0
     with pytest.raises(ValueError, match="curve: expected the keys"):
         phase_change({"step": steps})
     with pytest.raises(ValueError, match="layer"):
-        phase_change({"step": steps, "icl_score": icl, "prefix_matching": pm}, layer=2)
+        phase_change(curve, layer=2)
+    with pytest.raises(ValueError, match="previous_token.*expected the shape"):
+        phase_change({**curve, "previous_token": prev[:4]})
 
 
 def test_attention_heatmaps():

@@ -17,6 +17,14 @@ def test_a_diagram_draws_its_tokens_and_no_axes(draw):
     plt.close(fig)
 
 
+def test_the_induction_diagram_draws_the_circuit_on_a_repeat():
+    fig = plotting.induction_circuit_diagram()
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert all(not ax.axison for ax in fig.axes)
+    assert texts.count("A") == 2 and "after\nA" in texts and "predict B" in texts
+    plt.close(fig)
+
+
 def test_diagrams_refuse_sizes_they_cannot_draw():
     with pytest.raises(ValueError, match="n_context: expected an int from 2 to 6"):
         plotting.gd_attention_diagram(n_context=9)

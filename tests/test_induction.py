@@ -8,18 +8,20 @@ import pytest
 import torch
 
 from icl_lib.analysis.ablation import (
+    MODES,
     ablated_heads,
     ablation_losses,
+    ablation_table,
     gain_lost_share,
     group_gain_lost,
     head_ablation_scores,
     mean_head_outputs,
 )
 from icl_lib.analysis.circuits import (
+    circuit_copying_score,
     copying_break_even,
     copying_score,
     diagonal_accuracy,
-    direct_logit_copying_score,
     eigenvalue_copying_score,
     ov_circuit,
     previous_token_residuals,
@@ -28,6 +30,7 @@ from icl_lib.analysis.circuits import (
 from icl_lib.analysis.induction import (
     attention_by_distance,
     attention_patterns,
+    change_step,
     head_scores,
     icl_score,
     loss_by_position,
@@ -35,7 +38,6 @@ from icl_lib.analysis.induction import (
     prefix_matching_from_patterns,
     previous_token_from_patterns,
     repeat_losses,
-    steepest_change,
     token_losses,
 )
 from icl_lib.models.token_gpt import TokenTransformerConfig
@@ -231,14 +233,30 @@ def test_token_losses_are_the_cross_entropy_of_next_tokens():
     )
 
 
-def test_steepest_change():
+def test_change_step():
     steps = [100, 200, 300, 400, 500]
-    assert steepest_change(steps, [3.0, 2.9, 1.0, 0.9, 0.8]) == 250.0
-    assert steepest_change(steps, [0.0, 0.1, 0.2, 0.9, 1.0], direction="up") == 350.0
+    # falls from 3.0 to 0.8: the level 1.9 is crossed 1.0 / 1.9 into (200, 300]
+    assert change_step(steps, [3.0, 2.9, 1.0, 0.9, 0.8]) == pytest.approx(
+        200 + 100 / 1.9
+    )
+    # rises from 0 to 1.0: 0.5 is crossed 0.3 / 0.7 of the way into (300, 400]
+    up = [0.0, 0.1, 0.2, 0.9, 1.0]
+    assert change_step(steps, up, direction="up") == pytest.approx(300 + 300 / 7)
+    # two surges: the half-way crossing stays with the first, whatever the slopes
+    surges = [0.0, 0.6, 0.6, 1.0, 1.0]
+    assert change_step(steps, surges, direction="up") == pytest.approx(100 + 500 / 6)
+    with pytest.raises(ValueError, match="values: expected a curve that goes down"):
+        change_step(steps, up)
+    # the 10 % and 90 % crossings of the fall from 3.0 to 0.8
+    assert change_step(steps, [3.0, 2.9, 1.0, 0.9, 0.8], fraction=0.1) == pytest.approx(
+        200 + 100 * (0.22 - 0.1) / 1.9
+    )
+    with pytest.raises(ValueError, match="fraction: expected a number in"):
+        change_step(steps, up, direction="up", fraction=1.0)
     with pytest.raises(ValueError, match="direction: expected"):
-        steepest_change(steps, steps, direction="left")
+        change_step(steps, steps, direction="left")
     with pytest.raises(ValueError, match="steps, values: expected two 1-D"):
-        steepest_change([1], [2])
+        change_step([1], [2])
 
 
 # --- circuits -------------------------------------------------------------------------
@@ -274,25 +292,31 @@ def test_ov_circuit_is_the_heads_centred_write_through_the_unembedding():
 
 def test_copying_scores_on_hand_built_circuits():
     eye = torch.eye(6, dtype=torch.float64)
-    assert copying_score(3 * eye + 1) == pytest.approx(1.0)
-    assert copying_score(-eye) == pytest.approx(-1.0)
+    everything = torch.arange(6)[None]  # one sample: the whole vocabulary
+    assert circuit_copying_score(3 * eye + 1, everything) == pytest.approx(1.0)
+    assert circuit_copying_score(-eye, everything) == pytest.approx(-1.0)
     shift = eye.roll(1, 0)  # attending to a raises a + 1
-    assert copying_score(shift) == pytest.approx(-1.0)
+    assert circuit_copying_score(shift, everything) == pytest.approx(-1.0)
     # Column a raises a by 2 and a + 1 by 1: shares 2/3 after centring and ReLU.
     ov = 2 * eye + shift
     r = torch.relu(ov - ov.mean(0))
     share = (r.diagonal() / r.sum(0)).mean().item()
-    assert copying_score(ov) == pytest.approx(2 * share - 1)
+    assert circuit_copying_score(ov, everything) == pytest.approx(2 * share - 1)
+    # A sample without a + 1 leaves a alone in it: share 1, score 1.
+    assert circuit_copying_score(ov, torch.tensor([[0, 2, 4]])) == pytest.approx(1.0)
     assert eigenvalue_copying_score(2 * eye) == pytest.approx(1.0)
     assert eigenvalue_copying_score(-eye) == pytest.approx(-1.0)
     assert diagonal_accuracy(ov, dim=0) == 1.0 and diagonal_accuracy(shift) == 0.0
     with pytest.raises(ValueError, match="ov: expected a square"):
-        copying_score(torch.zeros(3, 4))
+        circuit_copying_score(torch.zeros(3, 4), everything)
+    with pytest.raises(ValueError, match="tokens: expected distinct tokens"):
+        circuit_copying_score(ov, torch.tensor([[0, 0, 1]]))
 
 
-def test_direct_logit_copying_score_is_the_share_of_the_heads_own_write():
+def test_copying_score_is_the_share_of_the_heads_own_write_among_the_sample():
     model = small_model(n_layer=1)
-    tokens = repeated_random_tokens(2, 5, 3, 16, seed=3).tokens  # (2, 15)
+    gen = torch.Generator().manual_seed(3)
+    tokens = torch.stack([torch.randperm(16, generator=gen)[:7] for _ in range(2)])
     layer, head = 0, 1
     _, cache = model.run_with_cache(tokens)
     z = cache["blocks.0.attn.hook_z"][:, head]
@@ -300,18 +324,18 @@ def test_direct_logit_copying_score_is_the_share_of_the_heads_own_write():
     attn = model.blocks[0].attn
     shares = []
     for b in range(2):
-        for t in range(5, 15):  # the positions with an earlier copy
+        for t in range(1, 7):
             write = attn.W_O[head] @ z[b, t]
             logits = model.lm_head.weight @ ((write - write.mean()) * model.ln_f.weight)
             r = torch.relu(logits - logits.mean())
             attended = tokens[b, pattern[b, t].argmax()]
-            shares.append(2 * r[attended] / r.sum() - 1)
+            shares.append(2 * r[attended] / r[tokens[b]].sum() - 1)
     expected = torch.stack(shares).mean().item()
-    score = direct_logit_copying_score(model, layer, head, tokens)
+    score = copying_score(model, layer, head, tokens)
     assert score == pytest.approx(expected)
     assert -1 <= score <= 1
-    with pytest.raises(ValueError, match="tokens: expected some repeated"):
-        direct_logit_copying_score(model, 0, 0, torch.arange(6)[None])
+    with pytest.raises(ValueError, match="tokens: expected distinct tokens"):
+        copying_score(model, 0, 0, torch.tensor([[1, 2, 1]]))
 
 
 def test_k_composition_inputs_and_bad_heads():
@@ -479,18 +503,51 @@ def test_novel_and_iid_sequences():
 
 
 def test_copying_break_even_solves_its_equation_and_zeroes_the_score():
-    u, ratio = copying_break_even(128)
+    V, n = 512, 25
+    x = copying_break_even(V, n)
+    u = x / V
     phi = math.exp(-u * u / 2) / math.sqrt(2 * math.pi)
     tail = phi - u * (1 - 0.5 * (1 + math.erf(u / math.sqrt(2))))  # E[(Z - u)^+]
-    assert abs(tail - u) < 1e-12 and ratio == pytest.approx(128 * u)
+    assert x * (1 - 1 / V) == pytest.approx((n - 1) * tail, rel=1e-12)
     # OV = c I + s Z: the score is near 0 at the break-even ratio, clearly above
-    # beyond it and below short of it (three large random matrices).
+    # beyond it and below short of it (one large random matrix, 200 samples).
     gen = torch.Generator().manual_seed(0)
-    noise = torch.randn(512, 512, generator=gen, dtype=torch.float64)
-    eye = torch.eye(512, dtype=torch.float64)
-    _, at = copying_break_even(512)
-    assert abs(copying_score(at * eye + noise)) < 0.05
-    assert copying_score(1.5 * at * eye + noise) > 0.2
-    assert copying_score(0.5 * at * eye + noise) < -0.2
+    noise = torch.randn(V, V, generator=gen, dtype=torch.float64)
+    eye = torch.eye(V, dtype=torch.float64)
+    samples = torch.stack([torch.randperm(V, generator=gen)[:n] for _ in range(200)])
+    assert abs(circuit_copying_score(x * eye + noise, samples)) < 0.05
+    assert circuit_copying_score(1.5 * x * eye + noise, samples) > 0.1
+    assert circuit_copying_score(0.5 * x * eye + noise, samples) < -0.2
+    # the whole vocabulary as the sample needs c / s in proportion to V
+    whole = copying_break_even(V, V)
+    assert abs(circuit_copying_score(whole * eye + noise, torch.arange(V)[None])) < 0.05
+    assert whole > 5 * x
     with pytest.raises(ValueError, match="vocab_size"):
-        copying_break_even(1)
+        copying_break_even(1, 1)
+    with pytest.raises(ValueError, match="sample_size: expected at most"):
+        copying_break_even(8, 9)
+
+
+def test_ablation_table_is_the_group_ablations_of_every_mode():
+    from icl_lib.presets import load_checkpoint, mechanistic
+
+    model, _ = load_checkpoint("induction_attn2")  # a model with a gain to lose
+    batch = mechanistic.DOCUMENTS.draw(32, 5)
+    reference = batch.tokens[:, :-1]
+    groups = {"induction": [(1, h) for h in range(4)], "one head": [(0, 1)]}
+    table = ablation_table(model, batch, groups, reference=reference)
+    assert list(table) == list(groups)
+    for name, heads in groups.items():
+        assert list(table[name]) == list(MODES)
+        for mode in MODES:
+            ref = None if mode == "zero" else reference
+            cell = table[name][mode]
+            parts = ablation_losses(model, batch, heads, mode=mode, reference=ref)
+            assert cell["repeated"] == pytest.approx(parts["repeated"])
+            assert cell["gain_lost"] == pytest.approx(
+                group_gain_lost(model, batch, heads, mode=mode, reference=ref)
+            )
+    with pytest.raises(ValueError, match="modes: expected modes from"):
+        ablation_table(model, batch, groups, modes=["half"])
+    with pytest.raises(ValueError, match="groups: expected a non-empty dict"):
+        ablation_table(model, batch, {})

@@ -77,3 +77,20 @@ def test_setup_notebook_headless_gives_widgets_inert_comms(monkeypatch):
     monkeypatch.setenv("ICL_STATIC_WIDGETS", "1")
     notebook.setup_notebook(seed=0)
     assert comm.create_comm is comm.DummyComm
+
+
+def test_number_table_formats_numbers_and_refuses_ragged_rows():
+    table = notebook.number_table(
+        ["model", "loss", "steps"],
+        {"two layers": [np.float64(0.38605), 4000], "<one>": [1.0, "all"]},
+        digits=3,
+    ).data
+    assert "<th>model</th><th>loss</th><th>steps</th>" in table
+    assert "<td>two layers</td><td>0.386</td><td>4000</td>" in table
+    assert "<td>&lt;one&gt;</td><td>1.000</td><td>all</td>" in table  # escaped
+    with pytest.raises(ValueError, match=r"rows\['a'\]: expected 2 cells, got 1"):
+        notebook.number_table(["x", "y", "z"], {"a": [1.0]})
+    with pytest.raises(ValueError, match="columns: expected at least two"):
+        notebook.number_table(["x"], {"a": []})
+    with pytest.raises(ValueError, match="digits: expected an int >= 0"):
+        notebook.number_table(["x", "y"], {"a": [1.0]}, digits=-1)

@@ -9,7 +9,7 @@ import torch
 from icl_lib.analysis.alignment import tune_gd
 from icl_lib.analysis.calibration import calibration_curve
 from icl_lib.analysis.curves import error_curve
-from icl_lib.analysis.induction import steepest_change
+from icl_lib.analysis.induction import change_step
 from icl_lib.analysis.selection import bayes_label_accuracy, tuned_learner
 from icl_lib.learners.linear import ridge
 from icl_lib.models.contextual import RegressionBlockConfig
@@ -46,12 +46,12 @@ NAN = float("nan")
             "ks: expected context sizes >= 0",
         ),
         (
-            lambda: steepest_change([0, 100, 200, 300, 400], [3, NAN, 1, 0.9, 0.8]),
+            lambda: change_step([0, 100, 200, 300, 400], [3, NAN, 1, 0.9, 0.8]),
             ValueError,
             "values: expected finite",
         ),
         (
-            lambda: steepest_change([0, NAN, 200], [3, 2, 1]),
+            lambda: change_step([0, NAN, 200], [3, 2, 1]),
             ValueError,
             "steps: expected finite",
         ),
@@ -225,7 +225,7 @@ def test_the_valid_neighbours_still_work():
     assert interleave(huge, huge[..., 0]).shape == (2, 6, 2)
     # NumPy integers are context sizes, as before
     assert error_curve(RIDGE, B, np.arange(3)).shape == (3,)
-    assert steepest_change([0, 100, 200], [3.0, 1.0, 0.9]) == 50.0
+    assert change_step([0, 100, 200], [3.0, 1.0, 0.9]) == pytest.approx(52.5)
     assert bayes_label_accuracy(torch.eye(3), torch.tensor([0, 1, 2])) == 1.0
     assert pool_preset_name(None) == "stability_pool_inf"
     assert pool_preset_name(64) == "stability_pool_64"

@@ -10,7 +10,10 @@ For each MyST chapter it reports
   them); ``deeper`` is the part of it under "Going deeper" headings;
 * ``cells``: the median and largest line count of the *visible* code cells (not tagged
   ``remove-input``, ``remove-cell``, ``hide-input`` or ``hide-cell``);
-* ``numbers/1000``: glued numbers in main-path prose outside tables, per 1000 words;
+* ``numbers/1000``: glued numbers in main-path prose outside tables, per 1000 words.
+  A glued number carries a format spec (``{glue:text}`loss:.2f```, ``n:d``); a glued
+  word that depends on a number (``{glue:text}`verdict```) has none and is not
+  counted: the house style asks for both;
 * ``no figure``: the longest run of main-path words between two figures (a code
   cell that shows a plot, or an image);
 * ``long``: the share of main-path sentences over 40 words.
@@ -102,7 +105,7 @@ def measure(text: str) -> dict:
             deeper += n if in_deeper else 0
             stretch += n
             if not stripped.startswith("|"):
-                glued += len(re.findall(r"\{glue:text\}", stripped))
+                glued += len(re.findall(r"\{glue:text\}`[^`:]+:[^`]+`", stripped))
                 for item in re.split(r"\n(?=\s*(?:[-*]|\d+\.) )", stripped):
                     flat = re.sub(r"\$[^$]*\$", "MATH", item.replace("\n", " "))
                     sentences += [

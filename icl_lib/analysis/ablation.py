@@ -235,3 +235,43 @@ def group_gain_lost(
     full = ablation_losses(model, batch, [])["icl_score"]
     ablated = ablation_losses(model, batch, heads, mode=mode, reference=reference)
     return gain_lost_share(full, ablated["icl_score"])
+
+
+def ablation_table(
+    model: TokenTransformer,
+    batch: RepeatedTokensBatch,
+    groups: dict,
+    *,
+    modes: Iterable[str] = MODES,
+    reference: torch.Tensor | None = None,
+) -> dict:
+    """Every named group of heads ablated in every mode: ``{group: {mode:
+    {"gain_lost", "repeated"}}}``, the share of the in-context gain lost
+    (:func:`gain_lost_share`) and the ablated model's mean loss on the repeated
+    positions. ``groups`` maps a name to ``(layer, head)`` pairs ablated together;
+    ``reference`` (tokens) is needed by the mean modes (:func:`ablated_heads`)."""
+    if not isinstance(groups, dict) or not groups:
+        raise ValueError(
+            f"groups: expected a non-empty dict name -> heads, got {groups!r}"
+        )
+    modes = list(modes)
+    for mode in modes:
+        if mode not in MODES:
+            raise ValueError(f"modes: expected modes from {MODES}, got {mode!r}")
+    full = ablation_losses(model, batch, [])["icl_score"]
+    table = {}
+    for name, heads in groups.items():
+        table[name] = {}
+        for mode in modes:
+            ablated = ablation_losses(
+                model,
+                batch,
+                heads,
+                mode=mode,
+                reference=reference if mode != "zero" else None,
+            )
+            table[name][mode] = {
+                "gain_lost": gain_lost_share(full, ablated["icl_score"]),
+                "repeated": ablated["repeated"],
+            }
+    return table

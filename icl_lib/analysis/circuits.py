@@ -28,8 +28,9 @@ module does about them:
   column-wise diagonal accuracy are invariant to a positive factor per column; the
   eigenvalue copying score only to one positive factor on the whole matrix.
 
-:func:`direct_logit_copying_score` reads the same share from the head's actual output
-on a probe instead of from the weights.
+:func:`copying_score` is Olsson et al.'s evaluator, read from the head's actual output
+on sequences of random tokens; :func:`circuit_copying_score` reads the same share from
+the OV circuit.
 
 Chapter 6.
 """
@@ -42,7 +43,6 @@ import torch
 
 from .._checks import check_positive_int, check_tensor
 from ..models.token_gpt import TokenTransformer
-from ..tasks.induction import induction_targets
 from ..tasks.tokens import check_tokens
 
 
@@ -172,44 +172,85 @@ def previous_token_residuals(
     return model.wte.weight.mean(0) + model.wpe.weight.mean(0) + written
 
 
-def copying_score(ov: torch.Tensor) -> float:
-    """Olsson et al.'s copying score of an OV circuit ``ov (V, V)`` (entry ``[v, a]``:
-    logit of ``v`` when attending to ``a``), in ``[-1, 1]``.
+def _sample_share_score(r: torch.Tensor, own: torch.Tensor, sample: torch.Tensor):
+    """``mean(2 s - 1)`` with ``s = r[own] / sum_{v in sample} r[v]`` for each row of
+    ``r (N, V)`` (positive centred logit changes), ``own (N,)`` the attended token and
+    ``sample (N, V)`` a mask of the tokens of its sample (0 where nothing is raised)."""
+    total = (r * sample).sum(-1)
+    mine = r.gather(-1, own[:, None])[:, 0]
+    share = torch.where(total > 0, mine / total.clamp_min(1e-30), 0.0)
+    return (2 * share - 1).mean().item()
 
-    For each source token ``a``: the logits ``l = ov[:, a]`` are mean-subtracted over
-    ``v`` and ReLU'd, ``r = max(l - mean(l), 0)``; the share of the attended token is
-    ``s_a = r_a / sum_v r_v`` (0 if ``r = 0``); the score is ``mean_a (2 s_a - 1)``. It
-    is 1 when attending to a token raises that token's logit alone above the mean, -1
-    when it never raises it. A head writing i.i.d. random logits scores about
-    ``2 / V - 1``: by symmetry the attended token's expected share is ``1 / V``.
-    Invariant to a positive factor on each column of ``ov``.
+
+def circuit_copying_score(ov: torch.Tensor, tokens: torch.Tensor) -> float:
+    """Olsson et al.'s copying score read from an OV circuit ``ov (V, V)`` (entry
+    ``[v, a]``: logit change of ``v`` when attending to ``a``), in ``[-1, 1]``.
+
+    ``tokens (B, n)`` holds ``B`` samples of distinct tokens. For each sample and each
+    of its tokens ``a``, as if the head attended fully to ``a``: the logit changes
+    ``ov[:, a]`` are mean-subtracted over the vocabulary and ReLU'd,
+    ``r = max(l - mean(l), 0)``; the share of ``a`` is ``s = r_a / sum_{v in sample}
+    r_v``; the score is the mean of ``2 s - 1``. With the vocabulary as the sample,
+    a head that raises its token most but many others a little scores below 0: the
+    sample bounds what the share competes with. Invariant to a positive factor on each
+    column of ``ov``.
     """
     check_tensor("ov", ov, 2)
     if ov.shape[0] != ov.shape[1]:
         raise ValueError(f"ov: expected a square (V, V) matrix, got {tuple(ov.shape)}")
-    r = torch.relu(ov - ov.mean(0, keepdim=True))  # (V, V), column a: source a
-    total = r.sum(0)
-    share = torch.where(total > 0, r.diagonal() / total.clamp_min(1e-30), 0.0)
-    return (2 * share - 1).mean().item()
+    sample = _check_samples(tokens, ov.shape[0])
+    r = torch.relu(ov - ov.mean(0, keepdim=True)).T  # (V, V), row a: source a
+    rows = tokens.reshape(-1)
+    return _sample_share_score(
+        r[rows], rows, sample.repeat_interleave(tokens.shape[1], 0)
+    )
 
 
-def copying_break_even(vocab_size: int) -> tuple[float, float]:
-    """Where :func:`copying_score` crosses 0 for ``OV = c I + s Z`` (``Z`` standard
-    normal, ``V = vocab_size``): ``(u, c / s)`` with ``u = c / (V s)`` the root of
-    ``u = phi(u) - u (1 - Phi(u))`` (the diagonal's share of the positive centred mass
-    reaching 1/2; chapter 6's exercise). Solved by bisection on ``[0, 1]``, where the
-    two sides cross once."""
+def _check_samples(tokens, vocab_size: int) -> torch.Tensor:
+    """The ``(B, V)`` mask of the tokens of each sample ``tokens (B, n)``, which must
+    hold distinct tokens."""
+    check_tokens(tokens, vocab_size)
+    if tokens.ndim != 2:
+        raise ValueError(
+            f"tokens: expected samples of shape (B, n), got {tuple(tokens.shape)}"
+        )
+    sample = torch.zeros(tokens.shape[0], vocab_size, dtype=torch.bool)
+    sample.scatter_(1, tokens, True)
+    if (sample.sum(-1) != tokens.shape[1]).any():
+        raise ValueError("tokens: expected distinct tokens in each sample, got repeats")
+    return sample.double()
+
+
+def copying_break_even(vocab_size: int, sample_size: int) -> float:
+    """The ratio ``c / s`` at which :func:`circuit_copying_score` of ``OV = c I + s Z``
+    (``Z`` standard normal, ``V = vocab_size``) is 0 in expectation, for samples of
+    ``n = sample_size`` tokens (chapter 6's exercise).
+
+    After centring over the vocabulary the diagonal is about ``c (1 - 1/V)`` and each
+    of the ``n - 1`` other tokens of the sample adds ``s E[(Z - c / (V s))^+]`` of
+    positive mass; the share is 1/2 where the two are equal,
+    ``x (1 - 1/V) = (n - 1) g(x / V)`` with ``x = c / s`` and
+    ``g(u) = phi(u) - u (1 - Phi(u))``. The left side increases and the right
+    decreases in ``x``: one root, found by bisection."""
     vocab_size = check_positive_int("vocab_size", vocab_size, minimum=2)
+    sample_size = check_positive_int("sample_size", sample_size, minimum=2)
+    if sample_size > vocab_size:
+        raise ValueError(
+            f"sample_size: expected at most vocab_size = {vocab_size}, got "
+            f"{sample_size}"
+        )
 
-    def excess(u):  # E[(Z - u)^+] - u for Z standard normal, decreasing in u
+    def excess(x):  # (n - 1) g(x / V) - x (1 - 1/V), decreasing in x
+        u = x / vocab_size
         phi = math.exp(-u * u / 2) / math.sqrt(2 * math.pi)
-        return phi - u * (1 - 0.5 * (1 + math.erf(u / math.sqrt(2)))) - u
+        g = phi - u * (1 - 0.5 * (1 + math.erf(u / math.sqrt(2))))
+        return (sample_size - 1) * g - x * (1 - 1 / vocab_size)
 
-    low, high = 0.0, 1.0
-    for _ in range(60):
+    low, high = 0.0, float(sample_size)  # excess(n) < 0: g <= phi(0) < 1/2
+    for _ in range(80):
         middle = (low + high) / 2
         low, high = (middle, high) if excess(middle) > 0 else (low, middle)
-    return low, low * vocab_size
+    return low
 
 
 def eigenvalue_copying_score(ov: torch.Tensor) -> float:
@@ -238,35 +279,42 @@ def diagonal_accuracy(matrix: torch.Tensor, dim: int = -1) -> float:
 
 
 @torch.no_grad()
-def direct_logit_copying_score(
+def copying_score(
     model: TokenTransformer, layer: int, head: int, tokens: torch.Tensor
 ) -> float:
-    """Olsson et al.'s copying score read from the head's actual output on ``tokens
-    (B, T)`` (a probe of repeated tokens) instead of from its weights, in ``[-1, 1]``.
+    """Olsson et al.'s copying score of a head, read from its actual output, in
+    ``[-1, 1]``.
 
-    At each position ``t`` whose token occurred before, the head's direct effect on
-    the logits is ``l = W_U diag(g_f) P W_O^h z^h_t`` (its output ``z`` from
-    ``blocks.{layer}.attn.hook_z``, through the final LayerNorm's centring ``P`` and
-    gain; the division by the norm is a positive factor, which the share ignores); the
-    attended token is the token at the position the head attends to most. As in
-    :func:`copying_score`, ``r = max(l - mean(l), 0)``, ``s = r[attended] / sum(r)``,
-    and the score is the mean of ``2 s - 1`` over those positions.
+    ``tokens (B, T)`` are sequences of distinct random tokens (Olsson et al.: 25
+    tokens, averaged over 10 sequences). At each position ``t >= 1`` the head's
+    direct effect on the logits is ``l = W_U diag(g_f) P W_O^h z^h_t`` (its output
+    ``z`` from ``blocks.{layer}.attn.hook_z``, through the final LayerNorm's centring
+    ``P`` and gain; the division by the norm is a positive factor, which the share
+    ignores); the attended token is the token at the position the head attends to
+    most. With ``r = max(l - mean(l), 0)`` (the mean over the vocabulary), the share
+    is ``s = r[attended] / sum_{v in the sequence} r[v]``, the ratio of what the head
+    raises the attended token's logit to what it raises the logits of all tokens of
+    the sequence; the score is the mean of ``2 s - 1``.
     """
     _check_head(model, layer, head)
-    check_tokens(tokens, model.config.vocab_size)
-    queries = induction_targets(tokens).any(-1)  # (B, T): repeated tokens
-    if not queries.any():
-        raise ValueError("tokens: expected some repeated token, got none")
+    sample = _check_samples(tokens, model.config.vocab_size)
+    if tokens.shape[1] < 2:
+        raise ValueError(
+            f"tokens: expected sequences of >= 2 tokens, got {tokens.shape[1]}"
+        )
     model.eval()
-    _, cache = model.run_with_cache(tokens)
-    z = cache[f"blocks.{layer}.attn.hook_z"][:, head]  # (B, T, C/H)
-    pattern = cache[f"blocks.{layer}.attn.hook_pattern"][:, head]  # (B, T, T)
-    out = z @ _w_o(model, layer, head).T  # (B, T, C)
+    with torch.no_grad():
+        _, cache = model.run_with_cache(tokens)
+    z = cache[f"blocks.{layer}.attn.hook_z"][:, head, 1:]  # (B, T-1, C/H)
+    pattern = cache[f"blocks.{layer}.attn.hook_pattern"][:, head, 1:]  # (B, T-1, T)
+    out = z @ _w_o(model, layer, head).T  # (B, T-1, C)
     out = out - out.mean(-1, keepdim=True)
-    logits = (out * model.ln_f.weight) @ model.lm_head.weight.T  # (B, T, V)
-    r = torch.relu(logits - logits.mean(-1, keepdim=True))
-    attended = tokens.gather(1, pattern.argmax(-1))  # (B, T)
-    total = r.sum(-1)
-    own = r.gather(-1, attended[..., None])[..., 0]
-    share = torch.where(total > 0, own / total.clamp_min(1e-30), 0.0)
-    return (2 * share[queries] - 1).mean().item()
+    logits = (out * model.ln_f.weight) @ model.lm_head.weight.T  # (B, T-1, V)
+    r = torch.relu(logits - logits.mean(-1, keepdim=True)).double()
+    attended = tokens.gather(1, pattern.argmax(-1))  # (B, T-1)
+    n = attended.shape[1]
+    return _sample_share_score(
+        r.reshape(-1, r.shape[-1]),
+        attended.reshape(-1),
+        sample.repeat_interleave(n, 0),
+    )

@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_tensor
+from .._checks import check_real, check_tensor
 from ..models.token_gpt import TokenTransformer
 from ..tasks.induction import RepeatedTokensBatch, induction_targets
 from ..tasks.tokens import check_tokens
@@ -244,13 +244,20 @@ def head_scores(model: TokenTransformer, probe: RepeatedTokensBatch) -> dict:
     }
 
 
-def steepest_change(steps, values, *, direction: str = "down") -> float:
-    """The step at which ``values`` fall (``direction="down"``) or rise (``"up"``)
-    fastest: the midpoint of the logged interval with the steepest slope.
+def change_step(
+    steps, values, *, direction: str = "down", fraction: float = 0.5
+) -> float:
+    """The step at which a training curve has made ``fraction`` (default half) of its
+    change: the first crossing of the level ``fraction`` of the way from its first
+    logged value to the mean of its last tenth, interpolated linearly between logged
+    points.
 
-    ``steps`` and ``values`` are sequences of one length >= 2 (a training curve's log).
-    Used to compare the step where the ICL score drops with the step where the
-    prefix-matching score rises (Olsson et al.'s co-occurrence of the two).
+    ``steps`` and ``values`` are sequences of one length >= 2 (a training curve's
+    log); ``direction`` is ``"down"`` for a curve that falls overall (the ICL score) or
+    ``"up"`` for one that rises (a head's score, an accuracy); ``fraction`` is in
+    (0, 1). The half-way crossing orders curves that change together and, unlike the
+    step of steepest slope, does not jump between two surges of one curve; the
+    crossings at 0.1 and 0.9 bound the width of a transition.
     """
     steps = torch.as_tensor(steps, dtype=torch.float64)
     values = torch.as_tensor(values, dtype=torch.float64)
@@ -266,9 +273,21 @@ def steepest_change(steps, values, *, direction: str = "down") -> float:
             raise ValueError(f"{name}: expected finite numbers, got {seq.tolist()}")
     if not (steps.diff() > 0).all():
         raise ValueError("steps: expected strictly increasing steps")
-    slope = values.diff() / steps.diff()
-    i = int((slope.argmin() if direction == "down" else slope.argmax()).item())
-    return float((steps[i] + steps[i + 1]) / 2)
+    fraction = check_real("fraction", fraction, minimum=0.0, strict=True)
+    if not fraction < 1:
+        raise ValueError(f"fraction: expected a number in (0, 1), got {fraction}")
+    rising = values if direction == "up" else -values
+    end = rising[-max(1, rising.numel() // 10) :].mean()
+    if not end > rising[0]:
+        raise ValueError(
+            f"values: expected a curve that goes {direction} overall (last tenth "
+            f"against the first value), got {values[0].item():.4g} -> "
+            f"{(end if direction == 'up' else -end).item():.4g}"
+        )
+    level = rising[0] + fraction * (end - rising[0])
+    i = int((rising >= level).nonzero()[0].item())  # i >= 1: rising[0] < level
+    part = (level - rising[i - 1]) / (rising[i] - rising[i - 1])
+    return float(steps[i - 1] + part * (steps[i] - steps[i - 1]))
 
 
 def seen_token_loss(batch: RepeatedTokensBatch) -> float:
@@ -298,11 +317,14 @@ def phase_change(curve: dict, layer: int | None = None) -> dict:
     curve (a manifest's ``curve`` of :class:`icl_lib.training.induction.
     RepeatedSegmentDocuments`).
 
-    Returns ``{"icl_step", "prefix_step", "offset", "offset_fraction", "resolution"}``:
-    the steps of steepest fall of ``icl_score`` and of steepest rise of the best
-    prefix-matching score (the maximum over the heads of ``layer``, default the last
-    layer) by :func:`steepest_change`, their distance in steps and as a fraction of
-    the logged run, and the logging interval (the resolution of both steps).
+    Returns ``{"icl_step", "prefix_step", "previous_step", "offset",
+    "offset_fraction", "resolution"}``: the steps at which ``icl_score`` has made half
+    of its fall, the best prefix-matching score (the maximum over the heads of
+    ``layer``, default the last layer) half of its rise and, where the curve logs
+    ``previous_token`` and ``layer >= 1``, the best previous-token score of the layer
+    below half of its rise (else ``None``), all by :func:`change_step`; the distance
+    between the first two in steps and as a fraction of ``prefix_step`` (the training
+    before the heads formed); and the logging interval.
     """
     if not isinstance(curve, dict):
         raise TypeError(f"curve: expected a dict, got {type(curve).__name__}")
@@ -324,14 +346,27 @@ def phase_change(curve: dict, layer: int | None = None) -> dict:
             f"layer: expected an int in [0, {scores.shape[1]}), got {layer}"
         )
     best = scores[:, layer].max(-1).values
-    icl_step = steepest_change(steps, curve["icl_score"], direction="down")
-    prefix_step = steepest_change(steps, best, direction="up")
+    icl_step = change_step(steps, curve["icl_score"], direction="down")
+    prefix_step = change_step(steps, best, direction="up")
+    previous_step = None
+    if "previous_token" in curve and layer >= 1:
+        previous = torch.as_tensor(curve["previous_token"], dtype=torch.float64)
+        if previous.shape != scores.shape:
+            raise ValueError(
+                "curve['previous_token']: expected the shape of "
+                f"curve['prefix_matching'], {tuple(scores.shape)}, got "
+                f"{tuple(previous.shape)}"
+            )
+        previous_step = change_step(
+            steps, previous[:, layer - 1].max(-1).values, direction="up"
+        )
     offset = abs(icl_step - prefix_step)
-    resolution = float(steps.diff().min()) if steps.numel() > 1 else float("nan")
+    resolution = float(steps.diff().min())
     return {
         "icl_step": icl_step,
         "prefix_step": prefix_step,
+        "previous_step": previous_step,
         "offset": offset,
-        "offset_fraction": offset / float(steps[-1]),
+        "offset_fraction": offset / prefix_step,
         "resolution": resolution,
     }

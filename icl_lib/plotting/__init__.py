@@ -15,7 +15,11 @@ from .curves import (
     smoother_fit,
     training_curves,
 )
-from .diagrams import gd_attention_diagram, replace_one_diagram
+from .diagrams import (
+    gd_attention_diagram,
+    induction_circuit_diagram,
+    replace_one_diagram,
+)
 from .distributions import calibration_plot, predictive_band
 from .heatmaps import (
     annotated_heatmap,
@@ -38,6 +42,7 @@ __all__ = [
     "color_for",
     "error_curves",
     "gd_attention_diagram",
+    "induction_circuit_diagram",
     "grouped_bars",
     "heatmap_panels",
     "implicit_update_panels",

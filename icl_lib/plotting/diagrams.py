@@ -217,3 +217,84 @@ def replace_one_diagram(n_context: int = 6, replaced: int = 2):
         color=NEUTRAL,
     )
     return fig
+
+
+def induction_circuit_diagram():
+    """Chapter 6's idea: the two-layer induction circuit on ``... A B ... A`` (Elhage
+    et al. 2021; Olsson et al. 2022).
+
+    Bottom: the tokens. Middle: layer 0's previous-token head writes, at every
+    position, the token before it (at ``B``'s position: "after A"). Top: layer 1's
+    induction head at the second ``A`` matches its query ``A`` against the keys that
+    hold "after A" (K-composition) and copies the token found there, ``B``, into the
+    prediction.
+    """
+    tokens = ["x", "A", "B", "y", "z", "A"]
+    fig, ax = plt.subplots(figsize=(10.5, 4.2))
+    ax.set_axis_off()
+    ax.set_xlim(-2.3, len(tokens) + 1.6)
+    ax.set_ylim(-0.3, 5.6)
+    rows = (
+        (0.2, "tokens", INPUT),
+        (2.0, "layer 0:\nprevious-token head", LABEL),
+        (3.8, "layer 1:\ninduction head", QUERY),
+    )
+    for y, name, colour in rows:
+        ax.text(-0.3, y + 0.4, name, ha="right", va="center", fontsize=10)
+        for i, token in enumerate(tokens):
+            # the two slots the circuit uses: B's "after A" and the query A
+            used = (y == 2.0 and i == 2) or (y == 3.8 and i == len(tokens) - 1)
+            alpha = 0.55 if used else 0.2
+            ax.add_patch(Rectangle((i, y), 0.8, 0.8, fc=colour, alpha=alpha, ec="k"))
+            if y == 0.2:
+                ax.text(i + 0.4, y + 0.4, token, ha="center", va="center", fontsize=13)
+            elif y == 2.0 and i > 0:
+                ax.text(
+                    i + 0.4,
+                    y + 0.4,
+                    f"after\n{tokens[i - 1]}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="k" if used else NEUTRAL,
+                )
+    # layer 0: each position attends to the one before it (drawn at B's position)
+    ax.add_patch(
+        FancyArrowPatch(
+            (2.4, 2.0),
+            (1.4, 1.0),
+            arrowstyle="-|>",
+            mutation_scale=14,
+            color=LABEL,
+            connectionstyle="arc3,rad=-0.3",
+        )
+    )
+    ax.text(1.95, 1.35, "attend to t - 1", ha="left", fontsize=9, color=LABEL)
+    # layer 1: the second A looks for a key "after A" and copies the token there
+    q = len(tokens) - 1
+    ax.add_patch(
+        FancyArrowPatch(
+            (q + 0.4, 4.6),
+            (2.4, 2.8),
+            arrowstyle="-|>",
+            mutation_scale=14,
+            color=QUERY,
+            connectionstyle="arc3,rad=0.35",
+        )
+    )
+    ax.text(
+        3.2,
+        5.1,
+        'QK: query "A" matches key "after A"; OV: copy "B"',
+        ha="center",
+        fontsize=9.5,
+        color=QUERY,
+    )
+    ax.annotate(
+        "",
+        xy=(q + 1.5, 4.2),
+        xytext=(q + 0.85, 4.2),
+        arrowprops={"arrowstyle": "-|>", "color": NEUTRAL},
+    )
+    ax.text(q + 1.55, 4.2, "predict B", va="center", fontsize=11)
+    return fig

@@ -36,10 +36,11 @@ from ..training.bursty import BurstySequences
 from ..training.induction import RepeatedSegmentDocuments
 from ..training.preset import Preset
 
-VOCAB = 128  # tokens V: few ambiguous repeats (PAPERS.md section 6: 15 % at 128)
+VOCAB = 128  # vocabulary size V
 N_CTX = 64  # tokens a model reads; documents have N_CTX + 1
 STEPS = 4000  # the 2-layer model's phase change comes after about 1000-3000 steps
-LOG_EVERY = 100  # steps between logged points (loss, ICL score, head scores)
+LOG_EVERY = 10  # steps between logged points (loss, ICL score, head scores): fine
+# enough to resolve the phase change, which spans a few hundred steps
 DOCUMENTS = RepeatedSegmentDocuments(length=N_CTX + 1, vocab_size=VOCAB)
 
 

@@ -114,6 +114,23 @@ def test_no_raw_myst_syntax_in_the_text(site, page):
     )
 
 
+# A reference role that renders its target's kind ({prf:ref} gives "Proposition 3")
+# after the same word typed in the source reads "Proposition Proposition 3".
+DOUBLED = re.compile(
+    r"\b(Proposition|Theorem|Definition|Lemma|Corollary|Remark|Exercise|Algorithm|"
+    r"Example|Section|Figure|Equation|Table)\s+\1\b"
+)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_reference_word_is_doubled(page):
+    html = (SITE / page).read_text(encoding="utf-8")
+    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    doubled = [m.group(0) for m in DOUBLED.finditer(text)]
+    assert not doubled, f"doubled words before a reference: {doubled}"
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_math_is_typeset(site, page):
     dom = site.report(page).dom
