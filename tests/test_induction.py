@@ -22,6 +22,7 @@ from icl_lib.analysis.circuits import (
     copying_break_even,
     copying_score,
     diagonal_accuracy,
+    direct_logit_attribution,
     eigenvalue_copying_score,
     ov_circuit,
     previous_token_residuals,
@@ -185,6 +186,13 @@ def test_head_scores_read_the_models_own_patterns():
     torch.testing.assert_close(
         scores["prefix_matching"],
         prefix_matching_from_patterns(patterns, probe.tokens),
+    )
+    # documents one token longer than the model reads: their first n_ctx tokens
+    documents = repeated_segment_tokens(3, 25, 16, min_period=3, max_period=12)
+    read = attention_patterns(model, documents.tokens[:, :24])
+    torch.testing.assert_close(
+        head_scores(model, documents)["prefix_matching"],
+        prefix_matching_from_patterns(read, documents.tokens[:, :24]),
     )
 
 
@@ -528,6 +536,24 @@ def test_copying_break_even_solves_its_equation_and_zeroes_the_score():
         copying_break_even(8, 9)
 
 
+def test_direct_logit_attribution_is_the_heads_raise_of_the_next_token():
+    model = small_model(n_layer=1)
+    tokens = repeated_random_tokens(2, 5, 3, 16, seed=3).tokens  # (2, 15): period 5
+    _, cache = model.run_with_cache(tokens[:, :-1])
+    z = cache["blocks.0.attn.hook_z"][:, 1]
+    attn = model.blocks[0].attn
+    gains = []
+    for b in range(2):
+        for t in range(5, 14):  # x_t and x_{t+1} repeat the pair five back
+            write = attn.W_O[1] @ z[b, t]
+            logits = model.lm_head.weight @ ((write - write.mean()) * model.ln_f.weight)
+            gains.append(logits[tokens[b, t + 1]] - logits.mean())
+    expected = torch.stack(gains).mean().item()
+    assert direct_logit_attribution(model, 0, 1, tokens) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="tokens: expected some repeated pair"):
+        direct_logit_attribution(model, 0, 0, torch.arange(6)[None])
+
+
 def test_ablation_table_is_the_group_ablations_of_every_mode():
     from icl_lib.presets import load_checkpoint, mechanistic
 
@@ -544,6 +570,7 @@ def test_ablation_table_is_the_group_ablations_of_every_mode():
             cell = table[name][mode]
             parts = ablation_losses(model, batch, heads, mode=mode, reference=ref)
             assert cell["repeated"] == pytest.approx(parts["repeated"])
+            assert cell["first"] == pytest.approx(parts["first"])
             assert cell["gain_lost"] == pytest.approx(
                 group_gain_lost(model, batch, heads, mode=mode, reference=ref)
             )

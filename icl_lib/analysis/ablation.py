@@ -246,10 +246,11 @@ def ablation_table(
     reference: torch.Tensor | None = None,
 ) -> dict:
     """Every named group of heads ablated in every mode: ``{group: {mode:
-    {"gain_lost", "repeated"}}}``, the share of the in-context gain lost
-    (:func:`gain_lost_share`) and the ablated model's mean loss on the repeated
-    positions. ``groups`` maps a name to ``(layer, head)`` pairs ablated together;
-    ``reference`` (tokens) is needed by the mean modes (:func:`ablated_heads`)."""
+    {"gain_lost", "repeated", "first"}}}``, the share of the in-context gain lost
+    (:func:`gain_lost_share`) and the ablated model's mean losses on the repeated
+    positions and inside the first occurrence. ``groups`` maps a name to
+    ``(layer, head)`` pairs ablated together; ``reference`` (tokens) is needed by the
+    mean modes (:func:`ablated_heads`)."""
     if not isinstance(groups, dict) or not groups:
         raise ValueError(
             f"groups: expected a non-empty dict name -> heads, got {groups!r}"
@@ -273,5 +274,6 @@ def ablation_table(
             table[name][mode] = {
                 "gain_lost": gain_lost_share(full, ablated["icl_score"]),
                 "repeated": ablated["repeated"],
+                "first": ablated["first"],
             }
     return table

@@ -279,6 +279,21 @@ def diagonal_accuracy(matrix: torch.Tensor, dim: int = -1) -> float:
 
 
 @torch.no_grad()
+def _direct_logits(model, layer, head, tokens) -> tuple[torch.Tensor, torch.Tensor]:
+    """The head's direct effect on the logits at every position, ``(B, T, V)``: its
+    output through ``W_O``, the final LayerNorm's centring and gain and the
+    unembedding (the division by the norm, a positive factor per position, left out),
+    and its attention pattern ``(B, T, T)``."""
+    model.eval()
+    with torch.no_grad():
+        _, cache = model.run_with_cache(tokens)
+    z = cache[f"blocks.{layer}.attn.hook_z"][:, head]  # (B, T, C/H)
+    pattern = cache[f"blocks.{layer}.attn.hook_pattern"][:, head]  # (B, T, T)
+    out = z @ _w_o(model, layer, head).T  # (B, T, C)
+    out = out - out.mean(-1, keepdim=True)
+    return (out * model.ln_f.weight) @ model.lm_head.weight.T, pattern
+
+
 def copying_score(
     model: TokenTransformer, layer: int, head: int, tokens: torch.Tensor
 ) -> float:
@@ -287,14 +302,12 @@ def copying_score(
 
     ``tokens (B, T)`` are sequences of distinct random tokens (Olsson et al.: 25
     tokens, averaged over 10 sequences). At each position ``t >= 1`` the head's
-    direct effect on the logits is ``l = W_U diag(g_f) P W_O^h z^h_t`` (its output
-    ``z`` from ``blocks.{layer}.attn.hook_z``, through the final LayerNorm's centring
-    ``P`` and gain; the division by the norm is a positive factor, which the share
-    ignores); the attended token is the token at the position the head attends to
-    most. With ``r = max(l - mean(l), 0)`` (the mean over the vocabulary), the share
-    is ``s = r[attended] / sum_{v in the sequence} r[v]``, the ratio of what the head
-    raises the attended token's logit to what it raises the logits of all tokens of
-    the sequence; the score is the mean of ``2 s - 1``.
+    direct effect on the logits is ``l`` (:func:`_direct_logits`), and the attended
+    token is the token at the position the head attends to most (the book's reading
+    of "the token being attended to"). With ``r = max(l - mean(l), 0)`` (the mean over
+    the vocabulary), the share is ``s = r[attended] / sum_{v in the sequence} r[v]``,
+    what the head raises the attended token's logit as a part of what it raises the
+    logits of all tokens of the sequence; the score is the mean of ``2 s - 1``.
     """
     _check_head(model, layer, head)
     sample = _check_samples(tokens, model.config.vocab_size)
@@ -302,14 +315,8 @@ def copying_score(
         raise ValueError(
             f"tokens: expected sequences of >= 2 tokens, got {tokens.shape[1]}"
         )
-    model.eval()
-    with torch.no_grad():
-        _, cache = model.run_with_cache(tokens)
-    z = cache[f"blocks.{layer}.attn.hook_z"][:, head, 1:]  # (B, T-1, C/H)
-    pattern = cache[f"blocks.{layer}.attn.hook_pattern"][:, head, 1:]  # (B, T-1, T)
-    out = z @ _w_o(model, layer, head).T  # (B, T-1, C)
-    out = out - out.mean(-1, keepdim=True)
-    logits = (out * model.ln_f.weight) @ model.lm_head.weight.T  # (B, T-1, V)
+    logits, pattern = _direct_logits(model, layer, head, tokens)
+    logits, pattern = logits[:, 1:], pattern[:, 1:]
     r = torch.relu(logits - logits.mean(-1, keepdim=True)).double()
     attended = tokens.gather(1, pattern.argmax(-1))  # (B, T-1)
     n = attended.shape[1]
@@ -318,3 +325,40 @@ def copying_score(
         attended.reshape(-1),
         sample.repeat_interleave(n, 0),
     )
+
+
+def direct_logit_attribution(
+    model: TokenTransformer, layer: int, head: int, tokens: torch.Tensor
+) -> float:
+    """How much a head's own output raises the correct next token, where the context
+    can tell it: the mean over the positions ``t`` whose next token repeats an earlier
+    one after an earlier copy of ``x_t`` of ``l[x_{t+1}] -
+    mean(l)``, with ``l`` the head's direct effect on the logits at ``t``
+    (:func:`_direct_logits`). ``tokens (B, T + 1)``: the model reads ``T`` tokens and
+    the last one is only a target. An induction head raises the next token there; a
+    head that copies the token it attends to, but attends elsewhere, does not.
+    """
+    _check_head(model, layer, head)
+    check_tokens(tokens, model.config.vocab_size)
+    if tokens.ndim != 2 or tokens.shape[1] < 3:
+        raise ValueError(
+            f"tokens: expected sequences (B, T + 1) with T >= 2, got "
+            f"{tuple(tokens.shape)}"
+        )
+    inputs, nxt = tokens[:, :-1], tokens[:, 1:]
+    # x_{t+1} can be read from the context: an earlier x_j = x_t was followed by it
+    found = _earlier_successor(inputs, nxt)
+    if not found.any():
+        raise ValueError("tokens: expected some repeated pair (x_t, x_{t+1}), got none")
+    logits, _ = _direct_logits(model, layer, head, inputs)
+    centred = logits - logits.mean(-1, keepdim=True)
+    gain = centred.gather(-1, nxt[..., None])[..., 0]  # (B, T)
+    return gain[found].double().mean().item()
+
+
+def _earlier_successor(inputs: torch.Tensor, nxt: torch.Tensor) -> torch.Tensor:
+    """``(B, T)``: some ``j < t`` has ``x_j = x_t`` and ``x_{j+1} = x_{t+1}``."""
+    same = inputs[:, :, None] == inputs[:, None, :]  # (B, t, j)
+    follows = nxt[:, :, None] == nxt[:, None, :]
+    earlier = torch.ones_like(same[0]).tril(-1)  # j < t
+    return (same & follows & earlier).any(-1)

@@ -235,8 +235,10 @@ def attention_by_distance(
 def head_scores(model: TokenTransformer, probe: RepeatedTokensBatch) -> dict:
     """``{"prefix_matching", "previous_token"}``, each ``(L, H)``, from one forward
     pass on Olsson et al.'s probe (:func:`icl_lib.tasks.induction.
-    repeated_random_tokens`)."""
-    tokens = _check_batch(probe).tokens
+    repeated_random_tokens`) or on any batch of repeated tokens, such as training
+    documents, which hold one target token more than the model reads: a batch longer
+    than the model's ``n_ctx`` is read up to ``n_ctx`` tokens."""
+    tokens = _check_batch(probe).tokens[:, : model.config.n_ctx]
     patterns = attention_patterns(model, tokens)
     return {
         "prefix_matching": prefix_matching_from_patterns(patterns, tokens),
