@@ -25,6 +25,15 @@ def test_the_induction_diagram_draws_the_circuit_on_a_repeat():
     plt.close(fig)
 
 
+def test_the_implicit_update_diagram_shows_both_blocks_and_the_update():
+    fig = plotting.implicit_update_diagram()
+    texts = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
+    assert all(not ax.axison for ax in fig.axes)
+    assert "with the context" in texts and "without it" in texts
+    assert "\\Delta W" in texts and "rank 1" in texts
+    plt.close(fig)
+
+
 def test_diagrams_refuse_sizes_they_cannot_draw():
     with pytest.raises(ValueError, match="n_context: expected an int from 2 to 6"):
         plotting.gd_attention_diagram(n_context=9)

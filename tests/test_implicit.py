@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 
 from icl_lib.models.contextual import LAYERS, make_block
 from icl_lib.plotting import implicit_update_panels
+from icl_lib.prompts import context_and_query
 from icl_lib.theory.finetuning import (
     finetune_error_curve,
     finetune_first_layer,
+    finetune_to_convergence,
     finetuning_grid,
     grid_optimum,
     last_crossing,
@@ -27,6 +29,7 @@ from icl_lib.theory.implicit import (
     absorbed_mask,
     apply_update,
     gradient_form,
+    implicit_error_curve,
     implicit_trajectory,
     implicit_update,
     linear_loss,
@@ -35,6 +38,8 @@ from icl_lib.theory.implicit import (
     remove_tokens,
     singular_value_ratio,
     step_norms,
+    theorem_check,
+    theorem_gap,
 )
 
 F64 = torch.float64
@@ -257,6 +262,41 @@ def test_product_form(case):
         assert (excess >= -TOL * scale).all()
 
 
+def test_theorem_check_reports_error_control_and_rank():
+    block = build("softmax", "skip", 4, 6, 5, seed=12)
+    context, x = data(3, 6, 4, seed=13)
+    choices = (None, [0, 2], [5])
+    check = theorem_check(block, context, x, choices)
+    assert check["error"] == theorem_gap(block, context, x, choices) < 1e-12
+    assert check["control"] > 1e3 * check["error"]  # dropping Y without the update
+    assert check["rank_ratio"] < 1e-12
+
+
+def test_implicit_error_curve_is_the_in_context_error():
+    block = build("softmax", "plain", 3, 4, 5, seed=14)
+    from icl_lib.tasks import linear_regression
+
+    tasks = linear_regression(3, 6, 2, seed=15).to(dtype=F64)
+    curve, gap = implicit_error_curve(block, tasks, 4)
+    assert curve.shape == (5,) and gap < 1e-12
+    xs, ys = (
+        tasks.xs[:, :4].repeat_interleave(2, 0),
+        tasks.ys[:, :4].repeat_interleave(2, 0),
+    )
+    xq, yq = tasks.xs[:, 4:].reshape(-1, 2), tasks.ys[:, 4:].reshape(-1)
+    context, query = context_and_query(xs, ys, xq)
+    with torch.no_grad():
+        expected = [
+            ((block(context[:, :i], query)[:, -1] - yq) ** 2).mean() / 2
+            for i in range(5)
+        ]
+    torch.testing.assert_close(curve, torch.stack(expected))
+    with pytest.raises(ValueError, match="n_context: expected 1 to 5"):
+        implicit_error_curve(block, tasks, 6)
+    with pytest.raises(ValueError, match="block: expected a block without a skip"):
+        implicit_error_curve(build("softmax", "skip", 3, 4, 5, seed=14), tasks, 4)
+
+
 def test_product_form_for_one_token_is_the_trajectory():
     block = build("softmax", "plain", 3, None, 4, seed=5)
     context, x = data(2, 1, 3, seed=6)
@@ -292,6 +332,27 @@ def test_finetuning_baseline():
         qt = torch.cat((xt[b], torch.zeros(4, 1, dtype=F64)), -1)
         expected = block(qt.new_zeros(4, 0, 3), qt, W=W1.expand(4, -1, -1))[:, -1]
         torch.testing.assert_close(tuned[b, 1], expected)
+
+
+def test_finetuning_to_convergence_interpolates_its_examples():
+    block = build("softmax", "plain", 3, 4, 5, seed=7)
+    g = torch.Generator().manual_seed(9)
+    xs = torch.randn(2, 3, 2, generator=g, dtype=F64)
+    ys = torch.randn(2, 3, generator=g, dtype=F64)
+    # the training inputs as test inputs: a converged fit on i examples returns their
+    # labels for the first i of them, and W_0's predictions when i = 0
+    pred, train_error = finetune_to_convergence(block, xs, ys, xs)
+    assert pred.shape == (2, 4, 3) and train_error.shape == (2, 4)
+    assert float(train_error.max()) < 1e-20
+    for i in range(1, 4):
+        torch.testing.assert_close(pred[:, i, :i], ys[:, :i])
+    torch.testing.assert_close(
+        pred[:, 0], finetune_first_layer(block, xs, ys, xs, lr=0.0)[:, 0]
+    )
+    with pytest.raises(ValueError, match="sizes: expected a non-empty list"):
+        finetune_to_convergence(block, xs, ys, xs, sizes=[4])
+    with pytest.raises(ValueError, match="x_test"):
+        finetune_to_convergence(block, xs, ys, xs[:1])
 
 
 def test_float32_default_holds_to_single_precision():

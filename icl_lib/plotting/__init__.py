@@ -17,6 +17,7 @@ from .curves import (
 )
 from .diagrams import (
     gd_attention_diagram,
+    implicit_update_diagram,
     induction_circuit_diagram,
     replace_one_diagram,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "color_for",
     "error_curves",
     "gd_attention_diagram",
+    "implicit_update_diagram",
     "induction_circuit_diagram",
     "grouped_bars",
     "heatmap_panels",

@@ -298,3 +298,77 @@ def induction_circuit_diagram():
     )
     ax.text(q + 1.55, 4.2, "predict B", va="center", fontsize=11)
     return fig
+
+
+def implicit_update_diagram():
+    """Chapter 7's idea (Dherin et al. 2025, Theorem 2.2): a block that reads a context
+    (left) and the same block without it, its MLP's first weight matrix moved by a
+    rank-1 update (right), give the same output at the query."""
+    fig, ax = plt.subplots(figsize=(10.5, 4.4))
+    ax.set_axis_off()
+    ax.set_xlim(0, 10.5)
+    ax.set_ylim(0, 5.4)
+    columns = (
+        (
+            2.4,
+            "with the context",
+            INPUT,
+            (
+                "context $C$ and query $x$",
+                "attention $A$",
+                "$A(C, x) = a + \\delta$",
+                "MLP $f(W\\,\\cdot + b)$",
+                "$T_W(C, x)$",
+            ),
+        ),
+        (
+            8.1,
+            "without it",
+            QUERY,
+            (
+                "query $x$ alone",
+                "attention $A$",
+                "$A(x) = a$",
+                "MLP $f((W + \\Delta W)\\,\\cdot + b)$",
+                "the same output",
+            ),
+        ),
+    )
+    for x, title, colour, boxes in columns:
+        ax.text(x, 5.15, title, ha="center", fontsize=12)
+        for i, text in enumerate(boxes):
+            y = 4.4 - 1.0 * i
+            ax.text(
+                x,
+                y,
+                text,
+                ha="center",
+                va="center",
+                fontsize=10.5,
+                bbox={"boxstyle": "round,pad=0.35", "fc": colour, "alpha": 0.2},
+            )
+            if i < len(boxes) - 1:
+                ax.annotate(
+                    "",
+                    xy=(x, y - 0.68),
+                    xytext=(x, y - 0.32),
+                    arrowprops={"arrowstyle": "-|>", "color": NEUTRAL},
+                )
+    ax.annotate(
+        "",
+        xy=(6.6, 0.4),
+        xytext=(3.9, 0.4),
+        arrowprops={"arrowstyle": "<|-|>", "color": LABEL},
+    )
+    ax.text(5.25, 0.62, "equal", ha="center", fontsize=10, color=LABEL)
+    ax.text(
+        5.25,
+        2.3,
+        "$\\Delta W = \\dfrac{(W\\delta)\\, a^\\top}{\\|a\\|^2}$\nrank 1: "
+        "$(W + \\Delta W)\\,a = W(a + \\delta)$",
+        ha="center",
+        va="center",
+        fontsize=11,
+        color=LABEL,
+    )
+    return fig

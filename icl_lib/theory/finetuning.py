@@ -42,6 +42,47 @@ def _check_passes(epochs) -> list[int]:
     return passes
 
 
+def _check_examples(block, xs, ys, x_test) -> tuple[int, int, int]:
+    """``(B, N, d)`` of training examples ``xs (B, N, d)``, ``ys (B, N)`` and test
+    inputs ``x_test (B, Q, d)`` of the same tasks, checked."""
+    check_block(block)
+    check_tensor("xs", xs, 3)
+    check_tensor("ys", ys, 2)
+    check_tensor("x_test", x_test, 3)
+    B, N, d = xs.shape
+    if tuple(ys.shape) != (B, N):
+        raise ValueError(f"ys: expected shape (B, N) = {(B, N)}, got {tuple(ys.shape)}")
+    if x_test.shape[0] != B or x_test.shape[2] != d:
+        raise ValueError(
+            f"x_test: expected shape (B, Q, d) with B = {B}, d = {d}, got "
+            f"{tuple(x_test.shape)}"
+        )
+    return B, N, d
+
+
+def _check_sizes(sizes, N: int) -> list[int]:
+    """The numbers of examples to fine-tune on (default ``0..N``), checked."""
+    sizes = list(range(N + 1)) if sizes is None else list(sizes)
+    if not sizes or any(
+        isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= N for i in sizes
+    ):
+        raise ValueError(
+            f"sizes: expected a non-empty list of example counts in 0..{N}, got "
+            f"{sizes!r}"
+        )
+    return sizes
+
+
+def _no_context(block, inputs):
+    """Residual stream and MLP input of the queries ``(x, 0)`` without context,
+    ``(B * Q, m)`` each."""
+    d = inputs.shape[-1]
+    q = torch.cat((inputs, torch.zeros_like(inputs[..., :1])), dim=-1)
+    q = q.reshape(-1, d + 1)
+    s = block.stream(q.new_zeros(q.shape[0], 0, d + 1), q)
+    return s, block.norm(s)
+
+
 def finetune_first_layer(
     block: ContextualBlock,
     xs,
@@ -74,41 +115,19 @@ def finetune_first_layer(
         predictions ``(B, len(sizes), Q)``: row ``k`` after fine-tuning on ``sizes[k]``
         examples; with a sequence of pass counts ``(B, len(epochs), len(sizes), Q)``.
     """
-    check_block(block)
-    check_tensor("xs", xs, 3)
-    check_tensor("ys", ys, 2)
-    check_tensor("x_test", x_test, 3)
-    B, N, d = xs.shape
-    if tuple(ys.shape) != (B, N):
-        raise ValueError(f"ys: expected shape (B, N) = {(B, N)}, got {tuple(ys.shape)}")
-    if x_test.shape[0] != B or x_test.shape[2] != d:
-        raise ValueError(
-            f"x_test: expected shape (B, Q, d) with B = {B}, d = {d}, got "
-            f"{tuple(x_test.shape)}"
-        )
+    B, N, d = _check_examples(block, xs, ys, x_test)
     lr = check_real("lr", lr, minimum=0.0)
     passes = _check_passes(epochs)
-    sizes = list(range(N + 1)) if sizes is None else list(sizes)
-    if not sizes or any(
-        isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= N for i in sizes
-    ):
-        raise ValueError(
-            f"sizes: expected a non-empty list of example counts in 0..{N}, got "
-            f"{sizes!r}"
-        )
-
-    def no_context(inputs):  # stream and MLP input of the queries (x, 0), no context
-        q = torch.cat((inputs, torch.zeros_like(inputs[..., :1])), dim=-1)
-        q = q.reshape(-1, d + 1)
-        s = block.stream(q.new_zeros(q.shape[0], 0, d + 1), q)
-        return s, block.norm(s)
+    sizes = _check_sizes(sizes, N)
 
     mlp, act = block.mlp, ACTIVATIONS[block.mlp.activation]
     order = sorted(range(len(sizes)), key=lambda k: sizes[k])  # copies by size
     ranked = [sizes[k] for k in order]
     with torch.no_grad():
-        s_train, a_train = (t.reshape(B, N, -1) for t in no_context(xs))
-        s_test, a_test = (t.reshape(B, x_test.shape[1], -1) for t in no_context(x_test))
+        s_train, a_train = (t.reshape(B, N, -1) for t in _no_context(block, xs))
+        s_test, a_test = (
+            t.reshape(B, x_test.shape[1], -1) for t in _no_context(block, x_test)
+        )
         target = ys - s_train[..., -1] if block.skip else ys  # the skip adds s_last
         w_last, b_last = mlp.W_out[-1].detach(), mlp.b_out[-1].detach()
         W0, b = block.W.detach(), mlp.b.detach()
@@ -160,6 +179,98 @@ def finetune_first_layer(
     while len(out) < len(passes):  # pass counts after every trained copy diverged
         out.append(predict())  # (non-finite, and W_0 for the copies with i = 0)
     return out[0] if isinstance(epochs, int) else torch.stack(out, dim=1)
+
+
+def finetune_to_convergence(
+    block: ContextualBlock,
+    xs,
+    ys,
+    x_test,
+    *,
+    sizes: Sequence[int] | None = None,
+    max_iter: int = 200,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Explicit learning run to its end: ``W`` alone fitted to the first ``i``
+    examples, the endpoint that SGD with more and more passes approaches.
+
+    For every prompt and every ``i`` in ``sizes`` (default ``0..N``) a copy of ``W``
+    starts at ``W_0`` and minimises ``0.5 sum_{j < i} (T_W((x_j, 0))_last - y_j)^2``
+    (the examples fed as queries without context, as in :func:`finetune_first_layer`)
+    by Levenberg-Marquardt steps of least norm. The Jacobian row of example ``j`` is
+    ``g_j a_j^T`` with ``g_j = w'_last * f'(W a_j + b)``, so a step solves an
+    ``i x i`` system, ``dW = -sum_j c_j g_j a_j^T`` with
+    ``(K + lambda I) c = r``, ``K_jl = (g_j . g_l)(a_j . a_l)``: with fewer examples
+    than entries of ``W`` the fit interpolates, and the least-norm steps reach an
+    interpolant close to ``W_0``. Each copy adapts its own damping ``lambda``; the
+    iterations stop when every copy's mean squared training error is below
+    ``1e-24`` or after ``max_iter`` steps.
+
+    Args:
+        xs: ``(B, N, d)``; ys: ``(B, N)``; x_test: ``(B, Q, d)`` test inputs of the same
+        tasks. sizes: the numbers of examples ``i``, each in ``0..N``.
+    Returns:
+        ``(predictions, train_error)``: the test predictions ``(B, len(sizes), Q)``
+        and the mean squared training error of each fit, ``(B, len(sizes))`` (0
+        where ``i = 0``), the evidence that the fits converged.
+    """
+    B, N, d = _check_examples(block, xs, ys, x_test)
+    check_positive_int("max_iter", max_iter)
+    sizes = _check_sizes(sizes, N)
+    mlp, act = block.mlp, ACTIVATIONS[block.mlp.activation]
+    if mlp.activation not in _SLOPES:
+        raise ValueError(
+            f"block: expected an MLP activation in {sorted(_SLOPES)}, got "
+            f"{mlp.activation!r}"
+        )
+    slope_of = _SLOPES[mlp.activation]
+
+    with torch.no_grad():
+        s_train, a = (
+            t.reshape(B, N, -1) for t in _no_context(block, xs)
+        )  # a: (B, N, m)
+        s_test, a_test = (
+            t.reshape(B, x_test.shape[1], -1) for t in _no_context(block, x_test)
+        )
+        target = ys - s_train[..., -1] if block.skip else ys  # the skip adds s_last
+        w_last, b_last, b = mlp.W_out[-1], mlp.b_out[-1], mlp.b
+        used = (torch.arange(N) < torch.tensor(sizes)[:, None]).to(xs.dtype)  # (k, N)
+        used = used[:, None].expand(len(sizes), B, N)  # (k, B, N)
+        n_used = used.sum(-1).clamp_min(1)
+        gram = a @ a.transpose(1, 2)  # (B, N, N): a_j . a_l
+        eye = torch.eye(N, dtype=xs.dtype)
+        W = block.W.expand(len(sizes), B, *block.W.shape).clone()  # (k, B, h, m)
+
+        def residual(W):  # (k, B, N), zero for the examples a copy does not fit
+            pre = torch.einsum("kbhm,bnm->kbnh", W, a) + b
+            return (act(pre) @ w_last + b_last - target) * used, pre
+
+        r, pre = residual(W)
+        loss = (r**2).sum(-1)
+        damping = torch.full_like(loss, 1e-3)
+        for _ in range(max_iter):
+            if bool((loss / n_used <= 1e-24).all()):
+                break
+            g = w_last * slope_of(pre) * used[..., None]  # (k, B, N, h)
+            K = (g @ g.transpose(-1, -2)) * gram  # (k, B, N, N)
+            # unused examples: an identity block and a zero residual, so c_j = 0
+            K = K + (1 - used)[..., None] * eye
+            c = torch.linalg.solve(K + damping[..., None, None] * eye, r[..., None])
+            step = torch.einsum("kbn,kbnh,bnm->kbhm", c[..., 0], g, a)
+            r_new, pre_new = residual(W - step)
+            loss_new = (r_new**2).sum(-1)
+            better = loss_new < loss
+            W = torch.where(better[..., None, None], W - step, W)
+            r = torch.where(better[..., None], r_new, r)
+            pre = torch.where(better[..., None, None], pre_new, pre)
+            loss = torch.where(better, loss_new, loss)
+            damping = torch.where(better, damping * 0.3, damping * 10).clamp(
+                1e-12, 1e12
+            )
+        pre = torch.einsum("kbhm,bqm->kbqh", W, a_test) + b
+        pred = act(pre) @ w_last + b_last  # (k, B, Q)
+        if block.skip:
+            pred = pred + s_test[None, :, :, -1]
+    return pred.transpose(0, 1), (loss / n_used).T
 
 
 def finetune_error_curve(

@@ -13,7 +13,7 @@ the change ``ds(Y)`` of the residual stream. Consuming ``c_1, ..., c_n`` one at 
 gives the sequence ``W_i = W_0 + dW(c_1..c_i)`` (Section 3, Proposition 3.1); removing
 them one at a time from the front gives the product form
 ``W_0 (I + h_1 A_1) ... (I + h_n A_n)`` (Appendix B; the recursion multiplies by the
-current weights, where the seed notes of chapter 7 have a typo).
+current weights).
 Everything is batched over prompts: ``context (B, n, D)``, ``x (B, D)``, weights
 ``(B, hidden, m)``. Used in chapter 7.
 """
@@ -180,6 +180,26 @@ def theorem_gap(
     return max(gaps)
 
 
+def theorem_check(
+    block: ContextualBlock, context: torch.Tensor, x: torch.Tensor, choices=(None,)
+) -> dict:
+    """Dherin et al.'s theorem checked on one block, over the token sets ``Y`` in
+    ``choices`` (each as :func:`implicit_update` takes it): ``{"error", "control",
+    "rank_ratio"}``, the largest ``|T_{W + dW(Y)}(C \\ Y, x) - T_W(C, x)|`` (0 up to
+    rounding), the smallest ``max |T_W(C \\ Y, x) - T_W(C, x)|``, the change that
+    dropping ``Y`` without the update makes (the check's control), and the largest
+    ``sigma_2 / sigma_1`` of ``dW(Y)`` (0 for rank 1, up to rounding)."""
+    with torch.no_grad():
+        full = block(context, x)
+        errors, controls, ratios = [], [], []
+        for Y in choices:
+            update = implicit_update(block, context, x, Y)
+            errors.append((apply_update(block, update, x) - full).abs().max().item())
+            controls.append((block(update.kept_context, x) - full).abs().max().item())
+            ratios.append(singular_value_ratio(update.delta_W).max().item())
+    return {"error": max(errors), "control": min(controls), "rank_ratio": max(ratios)}
+
+
 def prefix_contextual(
     block: ContextualBlock, context, x, *, stream: bool = False
 ) -> torch.Tensor:
@@ -296,3 +316,49 @@ def singular_value_ratio(M: torch.Tensor) -> torch.Tensor:
         )
     s = torch.linalg.svdvals(M)
     return s[..., 1] / s[..., 0]
+
+
+def implicit_error_curve(
+    block: ContextualBlock, batch, n_context: int
+) -> tuple[torch.Tensor, float]:
+    """The implicit update as a learner: error / d of ``T_{W_0 + dW_i}(x_q)`` for
+    ``i = 0..n_context``, and the largest ``|T_{W_0 + dW_i}(x_q) - T_{W_0}(c_1..c_i,
+    x_q)|`` (0 up to rounding, by the theorem).
+
+    The first ``n_context`` points of each prompt of ``batch`` (a regression batch) are
+    the context; each of the remaining points is a test query, with the same context
+    (one prompt per task and query). Returns ``((n_context + 1,), gap)``, the error
+    averaged over all tasks and queries.
+    """
+    from ..prompts import context_and_query
+
+    check_block(block)
+    if block.skip:  # the trajectory moves W only; a skip would need the bias shift
+        raise ValueError(
+            "block: expected a block without a skip connection around the MLP (the "
+            "implicit trajectory moves W only), got one with it"
+        )
+    if not 0 < n_context < batch.n_points:
+        raise ValueError(
+            f"n_context: expected 1 to {batch.n_points - 1} (the rest are test "
+            f"queries), got {n_context}"
+        )
+    Q = batch.n_points - n_context
+    xs = batch.xs[:, :n_context].repeat_interleave(Q, 0)  # one prompt per query
+    ys = batch.ys[:, :n_context].repeat_interleave(Q, 0)
+    xq, yq = batch.xs[:, n_context:].reshape(-1, batch.dim), batch.ys[:, n_context:]
+    context, query = context_and_query(xs, ys, xq)
+    with torch.no_grad():
+        W = implicit_trajectory(block, context, query).W  # (B Q, n + 1, hidden, m)
+        implicit = torch.stack(
+            [
+                block(context[:, :0], query, W=W[:, i])[:, -1]
+                for i in range(n_context + 1)
+            ],
+            1,
+        )
+        in_context = torch.stack(
+            [block(context[:, :i], query)[:, -1] for i in range(n_context + 1)], 1
+        )
+    error = ((implicit - yq.reshape(-1)[:, None]) ** 2).mean(0) / batch.dim
+    return error, (implicit - in_context).abs().max().item()
