@@ -27,6 +27,7 @@ import torch
 
 from .._checks import check_tensor
 from ..models.contextual import ContextualBlock, check_block, check_context
+from ..prompts import context_and_query
 
 
 def absorbed_mask(absorbed, n: int) -> torch.Tensor:
@@ -330,8 +331,6 @@ def implicit_error_curve(
     (one prompt per task and query). Returns ``((n_context + 1,), gap)``, the error
     averaged over all tasks and queries.
     """
-    from ..prompts import context_and_query
-
     check_block(block)
     if block.skip:  # the trajectory moves W only; a skip would need the bias shift
         raise ValueError(
