@@ -203,22 +203,15 @@ def test_phase_change_on_a_made_up_curve():
         [[0, 0], [0.9, 0.3]],
         [[0, 0], [0.95, 0.3]],
     ]  # best of layer 1: 0.1 -> 0.95, half 0.525 inside (300, 400]
-    prev = [[[0.0, 0.0], [0, 0]], [[0.5, 0.2], [0, 0]]] + [[[1.0, 0], [0, 0]]] * 3
     curve = {"step": steps, "icl_score": icl, "prefix_matching": pm}
     out = phase_change(curve)
     assert out["icl_step"] == pytest.approx(200 + 100 * 1.5 / 2.8)
     assert out["prefix_step"] == pytest.approx(300 + 100 * 0.225 / 0.6)
-    assert out["previous_step"] is None  # no previous-token scores logged
-    assert out["offset"] == pytest.approx(out["prefix_step"] - out["icl_step"])
-    assert out["offset_fraction"] == pytest.approx(out["offset"] / out["prefix_step"])
     assert out["resolution"] == 100
-    assert phase_change({**curve, "previous_token": prev})["previous_step"] == 200.0
     with pytest.raises(ValueError, match="curve: expected the keys"):
         phase_change({"step": steps})
     with pytest.raises(ValueError, match="layer"):
         phase_change(curve, layer=2)
-    with pytest.raises(ValueError, match="previous_token.*expected the shape"):
-        phase_change({**curve, "previous_token": prev[:4]})
 
 
 def test_attention_heatmaps():

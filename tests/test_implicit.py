@@ -32,6 +32,7 @@ from icl_lib.theory.implicit import (
     implicit_error_curve,
     implicit_trajectory,
     implicit_update,
+    in_context_task_errors,
     linear_loss,
     product_form,
     rank_one,
@@ -295,6 +296,13 @@ def test_implicit_error_curve_is_the_in_context_error():
         implicit_error_curve(block, tasks, 6)
     with pytest.raises(ValueError, match="block: expected a block without a skip"):
         implicit_error_curve(build("softmax", "skip", 3, 4, 5, seed=14), tasks, 4)
+    # per task, the same errors: their mean at every size is the curve
+    for i in range(5):
+        per_task = in_context_task_errors(block, tasks, 4, i)
+        assert per_task.shape == (3,)
+        torch.testing.assert_close(per_task.mean(), curve[i])
+    with pytest.raises(ValueError, match="size: expected an int in 0..4"):
+        in_context_task_errors(block, tasks, 4, 5)
 
 
 def test_product_form_for_one_token_is_the_trajectory():

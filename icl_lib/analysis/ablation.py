@@ -220,23 +220,6 @@ def ablation_losses(
     return {"icl_score": repeated - first, "repeated": repeated, "first": first}
 
 
-def group_gain_lost(
-    model: TokenTransformer,
-    batch: RepeatedTokensBatch,
-    heads: Iterable[tuple[int, int]],
-    *,
-    mode: str = "zero",
-    reference: torch.Tensor | None = None,
-) -> float:
-    """The share of the in-context gain on ``batch`` lost when the ``(layer, head)``
-    pairs of ``heads`` are ablated together (:func:`gain_lost_share`): a model with
-    several induction heads keeps its gain when one of them goes. The repeated loss
-    behind it: :func:`ablation_losses`."""
-    full = ablation_losses(model, batch, [])["icl_score"]
-    ablated = ablation_losses(model, batch, heads, mode=mode, reference=reference)
-    return gain_lost_share(full, ablated["icl_score"])
-
-
 def ablation_table(
     model: TokenTransformer,
     batch: RepeatedTokensBatch,

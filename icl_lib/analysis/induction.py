@@ -319,14 +319,10 @@ def phase_change(curve: dict, layer: int | None = None) -> dict:
     curve (a manifest's ``curve`` of :class:`icl_lib.training.induction.
     RepeatedSegmentDocuments`).
 
-    Returns ``{"icl_step", "prefix_step", "previous_step", "offset",
-    "offset_fraction", "resolution"}``: the steps at which ``icl_score`` has made half
-    of its fall, the best prefix-matching score (the maximum over the heads of
-    ``layer``, default the last layer) half of its rise and, where the curve logs
-    ``previous_token`` and ``layer >= 1``, the best previous-token score of the layer
-    below half of its rise (else ``None``), all by :func:`change_step`; the distance
-    between the first two in steps and as a fraction of ``prefix_step`` (the training
-    before the heads formed); and the logging interval.
+    Returns ``{"icl_step", "prefix_step", "resolution"}``: the steps at which
+    ``icl_score`` has made half of its fall and the best prefix-matching score (the
+    maximum over the heads of ``layer``, default the last layer) half of its rise, by
+    :func:`change_step`, and the logging interval.
     """
     if not isinstance(curve, dict):
         raise TypeError(f"curve: expected a dict, got {type(curve).__name__}")
@@ -350,25 +346,9 @@ def phase_change(curve: dict, layer: int | None = None) -> dict:
     best = scores[:, layer].max(-1).values
     icl_step = change_step(steps, curve["icl_score"], direction="down")
     prefix_step = change_step(steps, best, direction="up")
-    previous_step = None
-    if "previous_token" in curve and layer >= 1:
-        previous = torch.as_tensor(curve["previous_token"], dtype=torch.float64)
-        if previous.shape != scores.shape:
-            raise ValueError(
-                "curve['previous_token']: expected the shape of "
-                f"curve['prefix_matching'], {tuple(scores.shape)}, got "
-                f"{tuple(previous.shape)}"
-            )
-        previous_step = change_step(
-            steps, previous[:, layer - 1].max(-1).values, direction="up"
-        )
-    offset = abs(icl_step - prefix_step)
     resolution = float(steps.diff().min())
     return {
         "icl_step": icl_step,
         "prefix_step": prefix_step,
-        "previous_step": previous_step,
-        "offset": offset,
-        "offset_fraction": offset / prefix_step,
         "resolution": resolution,
     }

@@ -361,3 +361,33 @@ def implicit_error_curve(
         )
     error = ((implicit - yq.reshape(-1)[:, None]) ** 2).mean(0) / batch.dim
     return error, (implicit - in_context).abs().max().item()
+
+
+def in_context_task_errors(
+    block: ContextualBlock, batch, n_context: int, size: int
+) -> torch.Tensor:
+    """Error / d of the block's in-context prediction (= the implicit update's, by the
+    theorem) with the first ``size`` of the ``n_context`` context examples, per task:
+    each point of ``batch`` after the first ``n_context`` is a test query; returns
+    ``(B,)``, the error averaged over a task's queries."""
+    check_block(block)
+    if not 0 < n_context < batch.n_points:
+        raise ValueError(
+            f"n_context: expected 1 to {batch.n_points - 1} (the rest are test "
+            f"queries), got {n_context}"
+        )
+    if (
+        isinstance(size, bool)
+        or not isinstance(size, int)
+        or not 0 <= size <= n_context
+    ):
+        raise ValueError(f"size: expected an int in 0..{n_context}, got {size!r}")
+    Q = batch.n_points - n_context
+    context, query = context_and_query(
+        batch.xs[:, :size].repeat_interleave(Q, 0),
+        batch.ys[:, :size].repeat_interleave(Q, 0),
+        batch.xs[:, n_context:].reshape(-1, batch.dim),
+    )
+    with torch.no_grad():
+        pred = block(context, query)[:, -1].reshape(-1, Q)
+    return ((pred - batch.ys[:, n_context:]) ** 2).mean(1) / batch.dim
