@@ -39,3 +39,14 @@ def test_diagrams_refuse_sizes_they_cannot_draw():
         plotting.gd_attention_diagram(n_context=9)
     with pytest.raises(ValueError, match="replaced: expected an int from 0 to 5"):
         plotting.replace_one_diagram(n_context=6, replaced=6)
+
+
+def test_the_cache_and_state_diagram_shows_both_memories():
+    fig = plotting.cache_and_state_diagram(n_pairs=2)
+    texts = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
+    assert all(not ax.axison for ax in fig.axes)
+    assert "a cache that grows" in texts and "a state of fixed size" in texts
+    assert texts.count("$k_2$") == 2 and "$k_3$" not in texts  # both sides, 2 pairs
+    plt.close(fig)
+    with pytest.raises(ValueError, match="n_pairs: expected an int from 1 to 4"):
+        plotting.cache_and_state_diagram(n_pairs=0)

@@ -94,3 +94,25 @@ def test_number_table_formats_numbers_and_refuses_ragged_rows():
         notebook.number_table(["x"], {"a": []})
     with pytest.raises(ValueError, match="digits: expected an int >= 0"):
         notebook.number_table(["x", "y"], {"a": [1.0]}, digits=-1)
+
+
+@pytest.mark.parametrize("display", [False, True])
+@pytest.mark.parametrize("value", [0.25, 3, "a pass", np.float64(0.5).item()])
+def test_the_book_glue_writes_the_output_myst_nb_reads(value, display):
+    """icl_lib writes glue outputs itself (importing myst_nb.ext.glue costs each
+    chapter seconds); they must be exactly the outputs of myst-nb's own glue."""
+    pytest.importorskip("myst_nb")
+    from IPython.utils.capture import capture_output
+    from myst_nb.ext.glue import GLUE_PREFIX
+    from myst_nb.ext.glue import glue as myst_glue
+
+    assert notebook.GLUE_MIME_PREFIX == GLUE_PREFIX
+    with capture_output():  # the first capture of a process sets up the display hook
+        myst_glue("warm-up", 0, False)
+    with capture_output() as ours:
+        notebook._book_glue("name", value, display)
+    with capture_output() as theirs:
+        myst_glue("name", value, display)
+    assert len(ours.outputs) == len(theirs.outputs) == 1
+    assert ours.outputs[0].data == theirs.outputs[0].data
+    assert ours.outputs[0].metadata == theirs.outputs[0].metadata

@@ -1,5 +1,6 @@
 """Measurements of chapter 9: recall accuracy against the number of key-value pairs,
-and parameter and state counts of the compared models."""
+the guessing baselines, and what a linear associative memory recalls
+(:mod:`icl_lib.models.associative_memory`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from collections.abc import Sequence
 
 import torch
 
-from .._checks import check_positive_int
+from .._checks import check_finite, check_positive_int, check_tensor
+from ..models.associative_memory import AssociativeMemory, random_signs
 from ..tasks.recall import RecallBatch, associative_recall
 
 
@@ -102,3 +104,40 @@ def value_guess_loss(n_pairs: int, n_values: int = 32) -> float:
         math.comb(P - 1, b) * q**b * (1 - q) ** (P - 1 - b) * -math.log((1 + b) / P)
         for b in range(P)
     )
+
+
+def guaranteed_recall(crosstalk: torch.Tensor) -> float:
+    """Fraction of the queries of a linear associative memory whose answer has the
+    right sign for *every* choice of the ``P`` values in {-1, +1}.
+
+    Query ``q`` reads ``r_q = sum_s v_s M[s, q]``; its worst values give
+    ``M[q, q] - sum_{s != q} |M[s, q]|``, so it is always right exactly when column
+    ``q`` of ``M`` ``(P, P)`` is strictly diagonally dominant. The recall proposition
+    of chapter 9 bounds this fraction by ``min(1, N / P)`` for a state of key dimension
+    ``N``: the dominant columns index a nonsingular principal submatrix of a matrix of
+    rank at most ``N``.
+    """
+    M = check_finite("crosstalk", check_tensor("crosstalk", crosstalk, 2))
+    if M.shape[0] != M.shape[1]:
+        raise ValueError(
+            f"crosstalk: expected a square (P, P) matrix, got shape {tuple(M.shape)}"
+        )
+    diagonal = M.diagonal()
+    others = M.abs().sum(0) - diagonal.abs()
+    return (diagonal > others).double().mean().item()
+
+
+def sign_recall_accuracy(
+    memory: AssociativeMemory, *, n_prompts: int = 8192, seed: int = 0
+) -> float:
+    """Fraction of the answers of ``memory`` with the right sign on ``n_prompts``
+    prompts of independent uniform values in {-1, +1}; a read-out of exactly 0 counts
+    as wrong."""
+    if not isinstance(memory, AssociativeMemory):
+        raise TypeError(
+            f"memory: expected an AssociativeMemory, got {type(memory).__name__}"
+        )
+    check_positive_int("n_prompts", n_prompts)
+    generator = torch.Generator().manual_seed(seed)
+    values = random_signs(n_prompts, memory.n_pairs, generator).double()
+    return (values * memory.read(values) > 0).double().mean().item()

@@ -12,10 +12,12 @@ from .curves import (
     loglog_curves,
     pool_size_curves,
     prediction_scatter,
+    recall_capacity,
     smoother_fit,
     training_curves,
 )
 from .diagrams import (
+    cache_and_state_diagram,
     gd_attention_diagram,
     implicit_update_diagram,
     induction_circuit_diagram,
@@ -39,6 +41,7 @@ __all__ = [
     "annotated_heatmap",
     "attention_heatmaps",
     "attention_map",
+    "cache_and_state_diagram",
     "calibration_plot",
     "color_for",
     "error_curves",
@@ -52,6 +55,7 @@ __all__ = [
     "matrix_panels",
     "pool_size_curves",
     "prediction_scatter",
+    "recall_capacity",
     "replace_one_diagram",
     "predictive_band",
     "small_multiples",

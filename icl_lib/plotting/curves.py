@@ -429,3 +429,63 @@ def pool_size_curves(
     ax.set(xlabel="pretraining tasks M", ylabel=ylabel, title=title)
     ax.legend(fontsize=9)
     return fig
+
+
+def recall_capacity(
+    ratios: Mapping[int, Sequence[float]],
+    guaranteed: Mapping[int, Sequence[float]],
+    accuracy: Mapping[int, Sequence[float]],
+):
+    """Two panels against ``P / N`` (pairs over key dimension), one line per key
+    dimension ``N`` (the keys of the three mappings): the fraction of queries right for
+    every choice of the values, with the recall proposition's bound ``min(1, N / P)``
+    (left), and the fraction right on random values, with the accuracy of a memory that
+    recalls ``N`` pairs exactly and guesses the rest (right)."""
+    if not (set(ratios) == set(guaranteed) == set(accuracy)) or not ratios:
+        raise ValueError(
+            "ratios, guaranteed, accuracy: expected the same key dimensions N, got "
+            f"{sorted(ratios)}, {sorted(guaranteed)}, {sorted(accuracy)}"
+        )
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 3.8), sharey=True)
+    styles = ("-", "--", ":", "-.")
+    for i, N in enumerate(ratios):
+        for ax, values in zip(axes, (guaranteed[N], accuracy[N]), strict=True):
+            ax.plot(
+                ratios[N],
+                np.asarray(values, dtype=float),
+                marker="o",
+                ms=4,
+                ls=styles[i % len(styles)],
+                color=PALETTE[i % len(PALETTE)],
+                label=f"trained, $N$ = {N}",
+            )
+    grid = np.linspace(
+        min(min(r) for r in ratios.values()), max(max(r) for r in ratios.values()), 200
+    )
+    axes[0].plot(
+        grid,
+        np.minimum(1, 1 / grid),
+        color=NEUTRAL,
+        lw=2.5,
+        alpha=0.5,
+        label="bound $\\min(1, N / P)$",
+    )
+    # the alternative of a hard wall: N pairs recalled exactly, the rest a coin flip
+    axes[1].plot(
+        grid,
+        np.minimum(1, 1 / grid) + (1 - np.minimum(1, 1 / grid)) / 2,
+        color=NEUTRAL,
+        lw=2.5,
+        alpha=0.5,
+        ls="--",
+        label="$N$ pairs exact, the rest guessed",
+    )
+    for ax in axes:
+        ax.axvline(1, color=NEUTRAL, lw=0.8, ls=":")
+        ax.legend(fontsize=9, loc="lower left")
+        ax.set_xlabel("pairs per key dimension, $P / N$")
+    axes[0].set(
+        ylabel="fraction of queries", title="right for every choice of the values"
+    )
+    axes[1].set(title="right on random values")
+    return fig

@@ -372,3 +372,96 @@ def implicit_update_diagram():
         color=LABEL,
     )
     return fig
+
+
+def cache_and_state_diagram(n_pairs: int = 3):
+    """Chapter 9's idea: attention keeps every earlier token in a cache that grows with
+    the context and compares the query with each (left); a recurrent layer folds each
+    token into a state of fixed size as it reads, and the query sees only that state
+    (right), here the matrix state ``S = sum_s v_s k_s^T`` of linear attention
+    (Katharopoulos et al. 2020)."""
+    if (
+        isinstance(n_pairs, bool)
+        or not isinstance(n_pairs, int)
+        or not 1 <= n_pairs <= 4
+    ):
+        raise ValueError(f"n_pairs: expected an int from 1 to 4, got {n_pairs!r}")
+    tokens = [t for s in range(1, n_pairs + 1) for t in (f"$k_{s}$", f"$v_{s}$")]
+    tokens.append("$q$")
+    fig, ax = plt.subplots(figsize=(10.5, 4.0))
+    ax.set_axis_off()
+    width = len(tokens)
+    gap = 1.6
+    ax.set_xlim(-0.3, 2 * width + gap + 0.3)
+    ax.set_ylim(-0.4, 4.6)
+    for side, x0 in (("attention", 0.0), ("recurrence", width + gap)):
+        title = (
+            "attention: a cache that grows"
+            if side == "attention"
+            else "recurrence: a state of fixed size"
+        )
+        ax.text(x0 + width / 2, 4.3, title, ha="center", fontsize=12)
+        for i, token in enumerate(tokens):
+            query = i == len(tokens) - 1
+            colour = QUERY if query else (INPUT if i % 2 == 0 else LABEL)
+            ax.add_patch(Rectangle((x0 + i, 0), 0.8, 0.8, fc=colour, alpha=0.3, ec="k"))
+            ax.text(x0 + i + 0.4, 0.4, token, ha="center", va="center", fontsize=12)
+        q_x = x0 + len(tokens) - 0.6
+        if side == "attention":
+            # the query compares itself with every cached key and reads its value
+            for i in range(len(tokens) - 1):
+                ax.add_patch(
+                    FancyArrowPatch(
+                        (q_x, 0.9),
+                        (x0 + i + 0.4, 0.9),
+                        arrowstyle="-|>",
+                        mutation_scale=10,
+                        color=QUERY,
+                        alpha=0.7,
+                        connectionstyle=f"arc3,rad={0.5 - 0.04 * i}",
+                    )
+                )
+            ax.text(
+                x0 + width / 2,
+                3.3,
+                "cache: every key and value,\n2 numbers per token and width",
+                ha="center",
+                fontsize=10,
+                color=NEUTRAL,
+            )
+        else:
+            state = Rectangle(
+                (x0 + 1.2, 2.0), width - 2.6, 1.0, fc=LABEL, alpha=0.2, ec="k"
+            )
+            ax.add_patch(state)
+            ax.text(
+                x0 + width / 2 - 0.1,
+                2.5,
+                "$S = \\sum_s v_s k_s^\\top$\nfixed size, written once",
+                ha="center",
+                va="center",
+                fontsize=10,
+            )
+            for i in range(len(tokens) - 1):
+                ax.add_patch(
+                    FancyArrowPatch(
+                        (x0 + i + 0.4, 0.85),
+                        (x0 + 1.4 + i * (width - 3.0) / (len(tokens) - 2), 2.0),
+                        arrowstyle="-|>",
+                        mutation_scale=9,
+                        color=NEUTRAL,
+                        alpha=0.8,
+                    )
+                )
+            ax.add_patch(
+                FancyArrowPatch(
+                    (x0 + width - 1.4, 2.5),
+                    (q_x, 0.9),
+                    arrowstyle="-|>",
+                    mutation_scale=12,
+                    color=QUERY,
+                    connectionstyle="arc3,rad=-0.3",
+                )
+            )
+            ax.text(x0 + width - 0.2, 2.0, "read $S q$", fontsize=10, color=QUERY)
+    return fig

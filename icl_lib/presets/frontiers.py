@@ -10,6 +10,8 @@ Park et al. (ICML 2024) run larger models on longer prompts; these are CPU sizes
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..models.recurrent import SequenceModelConfig
 from ..training.loop import Curriculum
 from ..training.preset import Preset
@@ -75,22 +77,30 @@ def _regression(kind: str) -> Preset:
 RECALL = RecallSequences(max_pairs=16, n_queries=4, n_keys=32, n_values=32)
 RECALL_DEPTH = 2  # two blocks: the least depth of an induction-head solution
 RECALL_STEPS = 4000
+# numbers a selective block carries: E N states plus the convolution's last 3 inputs
+SELECTIVE_STATE_NUMBERS = WIDTH * STATE + WIDTH * 3
 
 
-def _recall(kind: str, steps: int = RECALL_STEPS, suffix: str = "") -> Preset:
+def _recall(
+    kind: str, steps: int = RECALL_STEPS, suffix: str = "", state_dim: int | None = None
+) -> Preset:
+    model = stack(
+        kind,
+        RECALL_DEPTH,
+        vocab_size=RECALL.vocab_size,
+        n_positions=(RECALL.n_tokens + 1) // 2,
+    )
+    if state_dim is not None:
+        model = dataclasses.replace(model, state_dim=state_dim)
     return Preset(
         name=f"frontiers_recall_{kind}{suffix}",
         chapter="09_frontiers",
         description="associative recall, 1 to 16 key-value pairs and 4 queries, "
         f"{NAMES[kind]}"
         + (f", {steps} steps" if steps != RECALL_STEPS else "")
+        + (f", state size {state_dim} per block" if state_dim is not None else "")
         + " (book preset, CPU).",
-        model=stack(
-            kind,
-            RECALL_DEPTH,
-            vocab_size=RECALL.vocab_size,
-            n_positions=(RECALL.n_tokens + 1) // 2,
-        ),
+        model=model,
         task=RECALL,
         loss="recall_ce",
         metric="query_loss",
@@ -127,5 +137,7 @@ PRESETS = (
     *(_recall(kind) for kind in KINDS),
     # the selective model at four times the steps: does it leave the plateau?
     _recall("selective", steps=4 * RECALL_STEPS, suffix="_long"),
+    # the diagonal recurrence with the selective model's state: is state size the gap?
+    _recall("diag", suffix="_state_matched", state_dim=SELECTIVE_STATE_NUMBERS),
     *(_parity(kind) for kind in ("attn", "selective", "hybrid")),
 )
