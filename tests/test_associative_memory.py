@@ -120,3 +120,18 @@ def test_bad_input_is_refused_by_name():
         memory.read(torch.ones(2, 4))
     with pytest.raises(ValueError, match="ratios, guaranteed, accuracy"):
         plotting.recall_capacity({4: [1]}, {8: [1]}, {4: [1]})
+
+
+def test_sign_recall_accuracy_is_exact_for_few_pairs():
+    gen = torch.Generator().manual_seed(3)
+    memory = AssociativeMemory(
+        torch.randn(3, 5, generator=gen, dtype=F64),
+        torch.randn(3, 5, generator=gen, dtype=F64),
+    )
+    right = 0
+    for v in itertools.product((-1.0, 1.0), repeat=5):
+        v = torch.tensor(v, dtype=F64)
+        right += int((v * (v @ memory.crosstalk) > 0).sum())
+    assert sign_recall_accuracy(memory) == pytest.approx(right / (32 * 5), abs=1e-15)
+    # with fewer prompts than sign vectors it estimates, close to the exact value
+    assert abs(sign_recall_accuracy(memory, n_prompts=31) - right / 160) < 0.2

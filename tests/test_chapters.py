@@ -170,7 +170,8 @@ def _known_names() -> set[str]:
 
 
 # Names an exercise asks the reader to define (chapter 8: a concept and its covariance).
-READER_VARIABLES = {"theta", "Sigma_theta"}
+# variables a solution tells the reader to make
+READER_VARIABLES = {"theta", "Gamma_theta"}
 
 
 def _exercise_code_spans(path: Path) -> list[list[str]]:

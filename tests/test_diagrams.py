@@ -50,3 +50,12 @@ def test_the_cache_and_state_diagram_shows_both_memories():
     plt.close(fig)
     with pytest.raises(ValueError, match="n_pairs: expected an int from 1 to 4"):
         plotting.cache_and_state_diagram(n_pairs=0)
+
+
+def test_the_attention_smoother_diagram_weighs_examples_near_the_query():
+    fig = plotting.attention_smoother_diagram()
+    top, bottom = fig.axes
+    weights = [patch.get_height() for patch in bottom.patches]
+    assert sum(weights) == pytest.approx(1.0)  # softmax weights
+    assert "query $x_q$" in [t.get_text() for t in bottom.texts]
+    plt.close(fig)

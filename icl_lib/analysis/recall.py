@@ -130,14 +130,21 @@ def guaranteed_recall(crosstalk: torch.Tensor) -> float:
 def sign_recall_accuracy(
     memory: AssociativeMemory, *, n_prompts: int = 8192, seed: int = 0
 ) -> float:
-    """Fraction of the answers of ``memory`` with the right sign on ``n_prompts``
-    prompts of independent uniform values in {-1, +1}; a read-out of exactly 0 counts
-    as wrong."""
+    """Fraction of the answers of ``memory`` with the right sign when the values are
+    independent uniform signs; a read-out of exactly 0 counts as wrong.
+
+    Exact, over all ``2^P`` sign vectors, when there are at most ``n_prompts`` of them;
+    otherwise estimated on ``n_prompts`` random ones drawn with ``seed``."""
     if not isinstance(memory, AssociativeMemory):
         raise TypeError(
             f"memory: expected an AssociativeMemory, got {type(memory).__name__}"
         )
     check_positive_int("n_prompts", n_prompts)
-    generator = torch.Generator().manual_seed(seed)
-    values = random_signs(n_prompts, memory.n_pairs, generator).double()
+    P = memory.n_pairs
+    if 2**P <= n_prompts:
+        bits = (torch.arange(2**P)[:, None] >> torch.arange(P)) & 1  # (2^P, P)
+        values = bits.double() * 2 - 1
+    else:
+        generator = torch.Generator().manual_seed(seed)
+        values = random_signs(n_prompts, P, generator).double()
     return (values * memory.read(values) > 0).double().mean().item()

@@ -17,6 +17,7 @@ from .curves import (
     training_curves,
 )
 from .diagrams import (
+    attention_smoother_diagram,
     cache_and_state_diagram,
     gd_attention_diagram,
     implicit_update_diagram,
@@ -39,6 +40,7 @@ __all__ = [
     "accuracy_curves",
     "budget_curves",
     "annotated_heatmap",
+    "attention_smoother_diagram",
     "attention_heatmaps",
     "attention_map",
     "cache_and_state_diagram",

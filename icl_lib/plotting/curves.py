@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .style import NEUTRAL, PALETTE, TRANSFORMER, color_for
+from .style import NEUTRAL, PALETTE, TRANSFORMER, color_for, learner_color
 
 
 def _axis(ax, figsize):
@@ -133,16 +133,24 @@ def training_curves(
     title: str = "",
     ylabel: str = "training loss",
     xlabel: str = "training step",
+    styles: Mapping[str, str] | None = None,
     ax=None,
 ):
     """Training loss (or any logged quantity) against step, one line per run:
-    ``label -> {"step": [...], "loss": [...]}``."""
+    ``label -> {"step": [...], "loss": [...]}``. A run named after a learner keeps
+    the learner's colour; ``styles``: label -> matplotlib line style."""
     fig, ax = _axis(ax, (6.4, 3.6))
+    styles = styles or {}
     for i, (label, curve) in enumerate(curves.items()):
         ax.plot(
             curve["step"],
             curve["loss"],
-            color=([TRANSFORMER] + PALETTE)[i % 9],
+            color=(
+                TRANSFORMER
+                if _is_model(label)
+                else learner_color(label) or ([TRANSFORMER] + PALETTE)[i % 9]
+            ),
+            ls=styles.get(label, "-"),
             label=label,
         )
     if logy:
@@ -192,11 +200,12 @@ def loglog_curves(
     xlabel: str,
     ylabel: str,
     reference: tuple[float, float] | None = None,
+    variable: str = "n",
     title: str = "",
     ax=None,
 ):
     """Curves against ``ns`` on log-log axes; ``reference = (c, slope)`` adds
-    ``c n^slope`` dotted."""
+    ``c n^slope`` dotted, labelled with ``variable`` for ``n``."""
     fig, ax = _axis(ax, (6.0, 3.8))
     ns = np.asarray(ns, dtype=float)
     for i, (name, values) in enumerate(curves.items()):
@@ -215,7 +224,7 @@ def loglog_curves(
             c * ns**slope,
             ls=":",
             color="#444444",
-            label=f"$\\propto n^{{{slope:g}}}$",
+            label=f"$\\propto {variable}^{{{slope:g}}}$",
         )
     ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9)
@@ -289,24 +298,27 @@ def accuracy_curves(
     ylabel: str = "accuracy",
     xlabel: str = "demonstrations k",
     title: str = "",
+    styles: Mapping[str, str] | None = None,
     ax=None,
 ):
     """Accuracy against context size, one line per method (the transformer in black,
-    marked)."""
+    marked; a learner in its colour); ``styles``: name -> matplotlib line style."""
     fig, ax = _axis(ax, (6.4, 3.8))
+    styles = styles or {}
     for i, (name, values) in enumerate(curves.items()):
         model = _is_model(name)
         ax.plot(
             ks,
             np.asarray(values, dtype=float),
-            color=TRANSFORMER if model else PALETTE[i % len(PALETTE)],
+            color=TRANSFORMER if model else color_for(name, i),
+            ls=styles.get(name, "-"),
             marker="o" if model else None,
             ms=4,
             lw=2.2 if model else 1.6,
             label=name,
         )
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
-    ax.legend(fontsize=9, loc="lower right")
+    ax.legend(fontsize=9, loc="best")
     return fig
 
 

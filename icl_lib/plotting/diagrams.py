@@ -465,3 +465,69 @@ def cache_and_state_diagram(n_pairs: int = 3):
             )
             ax.text(x0 + width - 0.2, 2.0, "read $S q$", fontsize=10, color=QUERY)
     return fig
+
+
+def attention_smoother_diagram():
+    """Chapter 8's idea: one softmax attention head reading a context of examples
+    ``(x_i, y_i)`` is a kernel smoother (Nadaraya 1964, Watson 1964). The query ``x_q``
+    gives each example a weight that falls with its distance (a Gaussian bump, the
+    softmax weights), and the prediction is the weighted mean of the labels; the
+    temperature sets the width of the bump."""
+    import numpy as np
+
+    xs = np.array([-2.6, -1.9, -1.2, -0.5, 0.2, 0.9, 1.5, 2.3])
+    ys = np.array([-0.8, -0.2, 0.5, 1.0, 0.9, 0.3, -0.4, -0.9])
+    x_q, width = 0.45, 0.7
+    weights = np.exp(-((xs - x_q) ** 2) / (2 * width**2))
+    weights /= weights.sum()
+    y_hat = float(weights @ ys)
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(8.5, 4.6), sharex=True, height_ratios=(3, 2)
+    )
+    top.axhline(0, color=NEUTRAL, lw=0.6)
+    top.scatter(
+        xs,
+        ys,
+        s=40 + 900 * weights,
+        color=INPUT,
+        alpha=0.8,
+        zorder=3,
+        label="examples $(x_i, y_i)$, size = weight",
+    )
+    top.axvline(x_q, color=QUERY, ls="--", lw=1.2)
+    top.plot(
+        [x_q],
+        [y_hat],
+        marker="*",
+        ms=16,
+        color=QUERY,
+        zorder=4,
+        label="prediction $\\sum_i w_i y_i$",
+    )
+    top.set(
+        ylabel="label",
+        ylim=(-1.3, 1.5),
+        title="attention as a kernel smoother: weigh the examples near the query",
+    )
+    top.legend(fontsize=9, loc="upper left")
+    grid = np.linspace(-3, 3, 300)
+    bump = np.exp(-((grid - x_q) ** 2) / (2 * width**2))
+    bottom.plot(
+        grid,
+        bump / bump.max() * weights.max(),
+        color=LABEL,
+        lw=1.5,
+        label="kernel $K(x_q, x)$, scaled",
+    )
+    bottom.bar(
+        xs, weights, width=0.18, color=LABEL, alpha=0.45, label="softmax weights $w_i$"
+    )
+    bottom.axvline(x_q, color=QUERY, ls="--", lw=1.2)
+    bottom.text(
+        x_q + 0.05, weights.max() * 1.05, "query $x_q$", color=QUERY, fontsize=10
+    )
+    bottom.set(xlabel="input $x$", ylabel="weight", ylim=(0, weights.max() * 1.3))
+    bottom.legend(fontsize=9, loc="upper left")
+    for ax in (top, bottom):
+        ax.set_yticks([])
+    return fig

@@ -37,6 +37,11 @@ LEARNER_COLORS = {
     "knn": "#CC79A7",
     "zero": "#999999",
     "similarity slope": "#882255",  # chapter 1's tempting estimator (s.y)/(s.s)
+    "least squares": "#0072B2",  # ols by its other name
+    "diagonal": "#56B4E9",  # chapter 9's recurrent models and their controls
+    "selective": "#E69F00",
+    "hybrid": "#CC79A7",
+    "guess": "#999999",  # chance-level baselines
 }
 
 RC = {
@@ -59,11 +64,16 @@ def use_book_style() -> None:
     )
 
 
-def color_for(name: str, index: int = 0) -> str:
-    """The book's colour for a learner name (prefix match), else the palette's
-    ``index``-th colour."""
+def learner_color(name: str) -> str | None:
+    """The book's colour for a learner name (prefix match), or None."""
     key = name.lower()
     for prefix, color in LEARNER_COLORS.items():
         if key.startswith(prefix):
             return color
-    return PALETTE[index % len(PALETTE)]
+    return None
+
+
+def color_for(name: str, index: int = 0) -> str:
+    """The book's colour for a learner name (prefix match), else the palette's
+    ``index``-th colour."""
+    return learner_color(name) or PALETTE[index % len(PALETTE)]
