@@ -1,0 +1,80 @@
+"""The course guide (chapters/instructors.md, tools/course.py): its prerequisite graph
+matches what each chapter says it needs, its syllabi respect the graph, and its
+measurements read every exercise."""
+
+import re
+import sys
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import course  # noqa: E402
+
+CHAPTERS = course.chapter_paths()
+
+
+def test_every_chapter_has_its_place_in_the_graph():
+    assert set(CHAPTERS) == set(course.REQUIRES) == set(range(1, 10))
+    assert set(course.HELPS) <= set(course.REQUIRES)
+
+
+@pytest.mark.parametrize("number", sorted(CHAPTERS))
+def test_a_chapter_names_the_chapters_the_guide_says_it_needs(number):
+    named = course.prerequisite_mentions(CHAPTERS[number])
+    needed = set(course.REQUIRES[number]) | set(course.HELPS.get(number, ()))
+    assert needed <= named, (
+        f"chapter {number}'s Prerequisites paragraph names {sorted(named)}; the course "
+        f"guide says it needs {sorted(needed)}"
+    )
+
+
+def test_every_requirement_points_backwards():
+    for chapter, before in {**course.REQUIRES, **course.HELPS}.items():
+        assert all(b < chapter for b in before), (chapter, before)
+
+
+def test_every_syllabus_teaches_a_chapter_after_what_it_needs():
+    for name, sessions in course.PATHS.items():
+        assert course.path_is_ordered(sessions), name
+    # the check can fail: chapter 5 before chapter 4, or chapter 9 without chapter 7
+    assert not course.path_is_ordered(((1,), (2,), (5,), (4,)))
+    assert not course.path_is_ordered(((1,), (2,), (9,)))
+    assert course.path_is_ordered(((1, 2), (4, 5)))
+
+
+@pytest.mark.parametrize("number", sorted(CHAPTERS))
+def test_every_exercise_is_read_with_its_solution(number):
+    path = CHAPTERS[number]
+    found = course.exercises(path)
+    assert len(found) == len(re.findall(r"```\{exercise\}", path.read_text()))
+    assert all(e.solution_words > 20 for e in found), found
+    assert 5 < course.reading_minutes(path) < 60
+
+
+def test_an_exercise_that_asks_for_code_is_computational(tmp_path):
+    chapter = tmp_path / "10_example.md"
+    chapter.write_text(
+        "# Example\n\n```{exercise}\n:label: ex-a\n\nProve it.\n```\n\n"
+        "```{solution} ex-a\n:class: dropdown\n\nBy induction.\n```\n\n"
+        "```{exercise}\n:label: ex-b\n\nRun `icl_lib.learners.ols` on it.\n```\n\n"
+        "```{solution} ex-b\n:class: dropdown\n\nIt is exact.\n```\n"
+    )
+    pen, code = course.exercises(chapter)
+    assert (pen.label, pen.computational) == ("ex-a", False)
+    assert (code.label, code.computational) == ("ex-b", True)
+
+
+def test_the_graph_draws_every_chapter():
+    fig = course.prerequisite_graph()
+    labels = sorted(t.get_text() for t in fig.axes[0].texts if t.get_text())
+    assert labels == sorted(str(c) for c in range(1, 10))
+    plt.close(fig)
+
+
+def test_an_implied_requirement_is_found():
+    assert course.implied(1, 5)  # 5 needs 2, which needs 1
+    assert not course.implied(2, 5)  # no other path from 2 to 5
+    assert not course.implied(1, 2)

@@ -1,0 +1,194 @@
+"""The course guide's data and measurements: which chapter needs which, the teaching
+paths through the book, and per chapter its reading time and exercises, measured from
+the chapter sources. The page ``chapters/instructors.md`` draws its tables and its graph
+from here at build time; ``tests/test_course.py`` checks the data against the chapters.
+
+    python tools/course.py      # print the chapters at a glance
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import style_metrics
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+
+# Chapter -> the chapters its "Prerequisites" paragraph requires, and those it says
+# help or are used once. Every edge points backwards: the book can be taught in order.
+REQUIRES = {1: (), 2: (1,), 3: (1,), 4: (1,), 5: (1, 2, 4), 6: (1,), 7: (1,),
+            8: (1, 2, 4), 9: (1, 2, 7)}  # fmt: skip
+HELPS = {4: (3,), 6: (2,), 7: (2,), 9: (6,)}
+
+# Teaching paths: name -> sessions, each a tuple of chapters taught in one sitting.
+PATHS = {
+    "a semester module, one chapter a lecture": tuple((c,) for c in range(1, 10)),
+    'four lectures, "why ICL works"': ((1,), (2,), (4,), (5,)),
+    'four lectures, "what the network computes"': ((1,), (2,), (7,), (9,)),
+    "a one-week intensive, two chapters a day": (
+        (1, 2),
+        (3, 4),
+        (5, 6),
+        (7, 8),
+        (9,),
+    ),
+}
+
+WORDS_PER_MINUTE = 120  # careful reading of technical prose with formulas
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise of a chapter: its label, whether its text or solution asks for code
+    (a library name or a code block), and its solution's length in words."""
+
+    label: str
+    computational: bool
+    solution_words: int
+
+
+def chapter_paths() -> dict[int, Path]:
+    """Chapter number -> its MyST source."""
+    return {
+        int(path.name[:2]): path for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.md"))
+    }
+
+
+def title(path: Path) -> str:
+    """The chapter's title, its first ``# `` heading."""
+    return re.search(r"^# (.+)$", path.read_text(), re.M).group(1).strip()
+
+
+def prerequisite_mentions(path: Path) -> set[int]:
+    """The chapters named in the chapter's **Prerequisites.** paragraph, as
+    ``chapter 2``, ``chapters 1, 2 and 4`` or a ``{doc}`0N_...``` reference."""
+    text = path.read_text()
+    match = re.search(r"\*\*Prerequisites\.\*\*(.*?)\n\s*\n", text, re.S)
+    if match is None:
+        raise ValueError(f"{path.name}: no **Prerequisites.** paragraph")
+    paragraph = " ".join(match.group(1).split())
+    found = {int(n) for n in re.findall(r"\{doc\}`0(\d)_", paragraph)}
+    for run in re.findall(r"[Cc]hapters? ((?:\d+(?:, | and )?)+)", paragraph):
+        found |= {int(n) for n in re.findall(r"\d+", run)}
+    return found
+
+
+def reading_minutes(path: Path) -> float:
+    """Minutes to read the main path at :data:`WORDS_PER_MINUTE` (prose outside code,
+    exercises, solutions, dropdowns and "Going deeper" parts)."""
+    metrics = style_metrics.measure(path.read_text())
+    return (metrics["words"] - metrics["deeper"]) / WORDS_PER_MINUTE
+
+
+def exercises(path: Path) -> list[Exercise]:
+    """The chapter's exercises in order, each with its solution."""
+    text = path.read_text()
+    blocks = re.findall(r"```\{exercise\}\n:label: ([\w-]+)\n(.*?)\n```", text, re.S)
+    found = []
+    for label, body in blocks:
+        solution = re.search(
+            r"```\{solution\} " + re.escape(label) + r"\n(.*?)\n```", text, re.S
+        )
+        answer = solution.group(1) if solution else ""
+        code = re.compile(r"`[^`\n]*(?:icl_lib|\(|\.)[^`\n]*`|```")
+        found.append(
+            Exercise(
+                label,
+                computational=bool(code.search(body) or code.search(answer)),
+                solution_words=len(re.findall(r"\w+", answer)),
+            )
+        )
+    return found
+
+
+def path_is_ordered(sessions) -> bool:
+    """Whether every chapter of a path comes after the chapters it requires, all of
+    which the path teaches (in an earlier or the same session)."""
+    taught: set[int] = set()
+    for session in sessions:
+        for chapter in session:
+            if not set(REQUIRES[chapter]) <= taught | set(session) - {chapter}:
+                return False
+        taught |= set(session)
+    return True
+
+
+def implied(start: int, end: int) -> bool:
+    """Whether ``end`` needs ``start`` through another chapter it needs."""
+    stack = [c for c in REQUIRES[end] if c != start]
+    while stack:
+        chapter = stack.pop()
+        if start in REQUIRES[chapter]:
+            return True
+        stack.extend(REQUIRES[chapter])
+    return False
+
+
+def prerequisite_graph():
+    """The chapters as nodes in layers (a chapter one layer below its deepest
+    requirement), required chapters as solid arrows (those implied by a longer path
+    left out), helpful ones dashed."""
+    import matplotlib.pyplot as plt
+
+    depth: dict[int, int] = {}
+    for chapter in sorted(REQUIRES):
+        depth[chapter] = 1 + max((depth[r] for r in REQUIRES[chapter]), default=-1)
+    layers: dict[int, list[int]] = {}
+    for chapter, level in depth.items():
+        layers.setdefault(level, []).append(chapter)
+    # within a layer, a chapter beside the one that helps it
+    order = {3: 0, 4: 1, 2: 2, 6: 3, 7: 4}
+    for row in layers.values():
+        row.sort(key=lambda c: order.get(c, c))
+    position = {
+        chapter: (1.3 * (i - (len(row) - 1) / 2), -level)
+        for level, row in layers.items()
+        for i, chapter in enumerate(row)
+    }
+    fig, ax = plt.subplots(figsize=(8.0, 3.6))
+    ax.set_axis_off()
+    edges = [(r, c, "-") for c, rs in REQUIRES.items() for r in rs if not implied(r, c)]
+    edges += [(h, c, "--") for c, hs in HELPS.items() for h in hs]
+    for start, end, style in edges:
+        same_layer = depth[start] == depth[end]
+        ax.annotate(
+            "",
+            xy=position[end],
+            xytext=position[start],
+            arrowprops={
+                "arrowstyle": "-|>",
+                "ls": style,
+                "color": "#666666",
+                "shrinkA": 14,
+                "shrinkB": 14,
+                "connectionstyle": f"arc3,rad={0.45 if same_layer else 0.0}",
+            },
+        )
+    for chapter, (x, y) in position.items():
+        ax.text(
+            x,
+            y,
+            str(chapter),
+            ha="center",
+            va="center",
+            fontsize=13,
+            bbox={"boxstyle": "circle,pad=0.5", "fc": "#56B4E9", "alpha": 0.35},
+        )
+    xs = [x for x, _ in position.values()]
+    ys = [y for _, y in position.values()]
+    ax.set_xlim(min(xs) - 0.7, max(xs) + 0.7)
+    ax.set_ylim(min(ys) - 0.5, max(ys) + 0.7)
+    return fig
+
+
+if __name__ == "__main__":
+    for number, path in chapter_paths().items():
+        found = exercises(path)
+        computing = sum(e.computational for e in found)
+        print(
+            f"{number}  {title(path)[:48]:48s} {reading_minutes(path):4.0f} min  "
+            f"{len(found)} exercises ({computing} computational)"
+        )
