@@ -206,7 +206,8 @@ PAGE_PROBE = r"""
       .concat(Array.from(document.querySelectorAll('mjx-assistive-mml mtext')).map(t => t.textContent.trim())
         .filter(t => t.startsWith('\\')).map(t => 'undefined macro ' + t)),  // MathJax's noundefined: the name in red
     mathjax_loaded: !!window.MathJax,
-    images: Array.from(document.images).map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0})),
+    images: Array.from(document.images).map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0,
+                                                    alt: i.getAttribute('alt') || '', in_article: !!i.closest('article')})),
     // How much the browser shrinks each figure to fit the column (its text shrinks as much).
     figure_scales: Array.from(document.querySelectorAll('.cell_output img, figure img'))
       .filter(i => i.clientWidth > 0 && i.naturalWidth > 0)

@@ -153,6 +153,18 @@ def test_images_load(site, page):
     assert not broken, f"images that did not load (naturalWidth 0): {broken}"
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_every_figure_has_meaningful_alt_text(site, page):
+    """A screen reader reads a figure's alt text: a sentence, not a file name."""
+    missing = [
+        f"{i['src'].split('/')[-1]} (alt: {i['alt']!r})"
+        for i in site.report(page).dom["images"]
+        if i["in_article"]
+        and (len(i["alt"].split()) < 4 or re.search(r"\.(png|svg|jpe?g)$", i["alt"]))
+    ]
+    assert not missing, f"figures without alt text of four words or more: {missing}"
+
+
 # The book's figures are drawn at 100 dpi with 11 pt text (15 px); shrunk by more than
 # this factor to fit the ~690 px column, that text falls below ~9 px on the page.
 MAX_FIGURE_SHRINK = 1.75
