@@ -4,10 +4,11 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PRESET ?=
 
-.PHONY: venv book clean test test-fast browser colab-check sync train retrain help
+.PHONY: venv book book-student clean test test-fast browser colab-check sync train retrain help
 
 help:
-	@echo "make book    build the executed site into _build/html (creates .venv first)"
+	@echo "make book    build the executed site into _build/html, and the student edition"
+	@echo "             (no solutions) into _build/student/_build/html (creates .venv first)"
 	@echo "make test    run the whole test suite"
 	@echo "make browser open every page of the built site in headless Chromium (after make book)"
 	@echo "make colab-check  run every chapter as on Colab: only the package's dependencies"
@@ -31,6 +32,15 @@ venv: $(STAMP)
 book: $(STAMP)
 	ICL_STATIC_WIDGETS=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going
 	@echo "site: _build/html/index.html   claims: _build/html/claims.json"
+	$(MAKE) --no-print-directory book-student
+
+# The student edition: the same site without the exercises' solutions or the page sources,
+# rebuilt from the main build's execution cache (no notebook runs again).
+book-student: $(STAMP)
+	$(PY) tools/student_config.py _build/student_config.yml
+	ICL_STATIC_WIDGETS=1 $(VENV)/bin/jupyter-book build . --config _build/student_config.yml \
+		--path-output _build/student -W -n --keep-going -q
+	@echo "student edition: _build/student/_build/html/index.html"
 
 clean:
 	rm -rf _build

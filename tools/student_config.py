@@ -1,0 +1,43 @@
+"""Write the configuration of the student edition: the book's ``_config.yml`` with the
+exercises' solutions hidden (sphinx-exercise's ``hide_solutions``), no page sources
+copied into the site and no download button, and the execution cache of the main build,
+so that the edition is rebuilt from that cache without running any notebook again.
+
+    python tools/student_config.py _build/student_config.yml   # make book-student
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def student_config() -> dict:
+    """The student edition's configuration, as a dict."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config["title"] = f"{config['title']} (student edition)"
+    # the main build's cache, by absolute path: the edition runs no notebook again
+    config["execute"]["cache"] = str(ROOT / "_build" / ".jupyter_cache")
+    config.setdefault("html", {})["use_download_button"] = False
+    # the book's own extensions, found from the config's folder: by absolute path
+    local = config["sphinx"].get("local_extensions", {})
+    config["sphinx"]["local_extensions"] = {
+        name: str(ROOT / folder) for name, folder in local.items()
+    }
+    sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx["hide_solutions"] = True
+    sphinx["html_copy_source"] = False  # the sources hold the solutions
+    sphinx["html_show_sourcelink"] = False
+    return config
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python tools/student_config.py OUTPUT.yml")
+    out = Path(sys.argv[1])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(yaml.safe_dump(student_config(), sort_keys=False))
