@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PRESET ?=
 
-.PHONY: venv book book-student clean test test-fast browser colab-check sync train retrain help
+.PHONY: venv book book-student clean test test-fast browser colab-check sync train retrain release help
 
 help:
 	@echo "make book    build the executed site into _build/html, and the student edition"
@@ -16,6 +16,7 @@ help:
 	@echo "make train PRESET=name   retrain a checkpoint under data/ (make train lists them)"
 	@echo "make retrain  retrain every stale checkpoint in dependency order, two at a time"
 	@echo "make clean   remove the built site and the execution cache"
+	@echo "make release VERSION=X.Y.Z   tag a release pinned to vX.Y.Z (CONTRIBUTING.md)"
 
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -69,3 +70,8 @@ train: $(STAMP)
 # (the parent's hash in its manifest says which); logs in _build/train_logs/.
 retrain: $(STAMP)
 	$(PY) -m icl_lib.presets --stale --jobs 2
+
+# A release a class can pin: two commits and the tag vX.Y.Z (tools/release.py), not pushed.
+release: $(STAMP)
+	@test -n "$(VERSION)" || (echo "usage: make release VERSION=X.Y.Z" && exit 1)
+	$(PY) tools/release.py $(VERSION)
