@@ -26,6 +26,7 @@ LAYERS = {
     "training": 5,
     "presets": 6,
     "notebook": 7,
+    "exercises": 7,
 }
 
 
