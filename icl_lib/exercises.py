@@ -16,11 +16,17 @@ from dataclasses import dataclass
 
 import torch
 
+from .analysis.induction import prefix_matching_from_patterns
 from .analysis.recall import guaranteed_recall
+from .learners.kernel import functional_gd, nadaraya_watson
+from .learners.linear import ridge
+from .learners.pool import dmmse
 from .models.lsa import lsa_layer
 from .models.recurrent import linear_attention_parallel
 from .prompts import token_matrix
 from .tasks import linear_regression
+from .tasks.induction import induction_targets
+from .theory.implicit import rank_one
 
 F64 = torch.float64
 
@@ -166,6 +172,198 @@ def _gd_weights(answer) -> tuple[bool, str]:
         if not ok:
             return False, message
     return True, "The layer with your weights takes one gradient step."
+
+
+# ---------------------------------------------------------------------------
+# chapter 3
+
+
+@_register("ex-stability-code-dmmse")
+def _dmmse(answer) -> tuple[bool, str]:
+    """``answer(xs, ys, x_query, pool, noise_std) -> (B,)``: the posterior mean for
+    tasks drawn uniformly from ``pool (M, d)``."""
+    gen = torch.Generator().manual_seed(3)
+    for M, noise in ((1, 0.5), (6, 0.5), (6, 0.1)):
+        pool = torch.randn(M, 3, generator=gen, dtype=F64)
+        xs, ys, xq, _ = _gd_prompts(M, 5, 3)
+        output, error = _call(answer, xs, ys, xq, pool, noise)
+        if error:
+            return False, error
+        reference = dmmse(xs, ys, xq, pool, noise)
+        where = f"a pool of {M} task{'s' if M > 1 else ''}, noise {noise}"
+        ok, message = _compare(output, reference, where)
+        if not ok:
+            if M == 1:
+                message += " With one task in the pool, the posterior is sure of it."
+            return False, message
+    return True, "It is the posterior mean over the pool on fresh prompts."
+
+
+@_register("ex-stability-code-replace-one")
+def _replace_one(answer) -> tuple[bool, str]:
+    """``answer(learner, xs, ys, x_query, j, x_new, y_new) -> (B,)``: how far the
+    learner's prediction moves when example ``j`` is replaced by ``(x_new, y_new)``."""
+    xs, ys, xq, _ = _gd_prompts(4, 6, 3)
+    gen = torch.Generator().manual_seed(4)
+    x_new = torch.randn(16, 3, generator=gen, dtype=F64)
+    y_new = torch.randn(16, generator=gen, dtype=F64)
+
+    def learner(a, b, c):
+        return ridge(a, b, c, lam=0.5)
+
+    for j in (0, 4):
+        xs2, ys2 = xs.clone(), ys.clone()
+        xs2[:, j], ys2[:, j] = x_new, y_new
+        reference = (learner(xs2, ys2, xq) - learner(xs, ys, xq)).abs()
+        given = xs.clone(), ys.clone()
+        output, error = _call(answer, learner, *given, xq, j, x_new, y_new)
+        if error:
+            return False, error
+        if not (torch.equal(given[0], xs) and torch.equal(given[1], ys)):
+            return False, "your function changed the prompt it was given: copy it."
+        ok, message = _compare(output, reference, f"ridge, replacing example j = {j}")
+        if not ok:
+            return False, message
+    return True, "It measures the change of a replaced example on fresh prompts."
+
+
+# ---------------------------------------------------------------------------
+# chapter 6
+
+
+def _repeated_tokens(seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    first = torch.randint(0, 12, (8, 7), generator=gen)
+    return torch.cat((first, first, first[:, :3]), dim=1)  # (8, 17)
+
+
+@_register("ex-mech-code-induction-targets")
+def _induction_targets(answer) -> tuple[bool, str]:
+    """``answer(tokens (B, T)) -> (B, T, T)`` bool: where an induction head attends."""
+    tokens = _repeated_tokens(6)
+    output, error = _call(answer, tokens.clone())
+    if error:
+        return False, error
+    reference = induction_targets(tokens)
+    if not isinstance(output, torch.Tensor) or output.dtype != torch.bool:
+        return False, "expected a boolean tensor."
+    ok, message = _compare(output.double(), reference.double(), "on 8 sequences")
+    if ok:
+        return True, "It marks the tokens that followed the earlier copies."
+    if isinstance(output, torch.Tensor) and output.shape == reference.shape:
+        shifted = torch.zeros_like(reference)
+        shifted[:, :, :-1] = reference[:, :, 1:]
+        if torch.equal(output, shifted):
+            return False, message + " You mark the earlier copies themselves."
+    return False, message
+
+
+@_register("ex-mech-code-prefix-score")
+def _prefix_score(answer) -> tuple[bool, str]:
+    """``answer(pattern (B, T, T), tokens (B, T)) -> float``: one head's prefix-matching
+    score."""
+    tokens = _repeated_tokens(7)
+    gen = torch.Generator().manual_seed(7)
+    logits = torch.randn(8, 17, 17, generator=gen, dtype=F64)
+    mask = torch.ones(17, 17, dtype=torch.bool).tril()
+    pattern = logits.masked_fill(~mask, float("-inf")).softmax(-1)
+    output, error = _call(answer, pattern.clone(), tokens.clone())
+    if error:
+        return False, error
+    try:
+        value = float(output)
+    except (TypeError, ValueError):
+        return False, f"expected a number, got {type(output).__name__}."
+    reference = prefix_matching_from_patterns(pattern[:, None, None], tokens)[0, 0]
+    if abs(value - reference.item()) > 1e-9:
+        return False, (
+            f"for a random causal pattern on 8 repeated sequences you return "
+            f"{value:.4f}, which is wrong. Average only over positions whose token "
+            "appeared before."
+        )
+    return True, "It is the head's prefix-matching score."
+
+
+# ---------------------------------------------------------------------------
+# chapter 7
+
+
+@_register("ex-implicit-code-rank-one")
+def _rank_one(answer) -> tuple[bool, str]:
+    """``answer(W (h, m), delta (m,), a (m,)) -> (h, m)``: the smallest change of ``W``
+    that maps ``a`` to ``W (a + delta)``."""
+    gen = torch.Generator().manual_seed(17)
+    W = torch.randn(4, 6, generator=gen, dtype=F64)
+    delta, a = (torch.randn(6, generator=gen, dtype=F64) for _ in range(2))
+    output, error = _call(answer, W.clone(), delta.clone(), a.clone())
+    if error:
+        return False, error
+    reference = rank_one(W, delta[None], a[None])[0]
+    ok, message = _compare(output, reference, "for a random 4 x 6 W")
+    if ok:
+        return True, "(W + dW) a = W (a + delta), with the smallest dW."
+    if isinstance(output, torch.Tensor) and output.shape == reference.shape:
+        if torch.allclose((W + output.detach().to(F64)) @ a, W @ (a + delta)):
+            return (
+                False,
+                "(W + dW) a = W (a + delta) holds, but dW is not the smallest.",
+            )
+    return False, message
+
+
+@_register("ex-implicit-code-least-norm")
+def _least_norm(answer) -> tuple[bool, str]:
+    """``answer(A (m, n), Y (h, n)) -> (h, m)``: the W of least Frobenius norm with
+    ``W A = Y``, fine-tuning's endpoint from zero."""
+    gen = torch.Generator().manual_seed(27)
+    for m, n in ((6, 4), (5, 5)):
+        A = torch.randn(m, n, generator=gen, dtype=F64)
+        Y = torch.randn(3, n, generator=gen, dtype=F64)
+        output, error = _call(answer, A.clone(), Y.clone())
+        if error:
+            return False, error
+        reference = Y @ torch.linalg.pinv(A)
+        ok, message = _compare(output, reference, f"for A of shape ({m}, {n})")
+        if not ok:
+            return False, message
+    return True, "It interpolates with the least norm."
+
+
+# ---------------------------------------------------------------------------
+# chapter 8
+
+
+@_register("ex-kernel-code-smoother")
+def _smoother(answer) -> tuple[bool, str]:
+    """``answer(xs, ys, x_query, h) -> (B,)``: the Gaussian Nadaraya-Watson smoother."""
+    for h in (0.7, 2.0):
+        xs, ys, xq, _ = _gd_prompts(8, 9, 2)
+        output, error = _call(answer, xs, ys, xq, h)
+        if error:
+            return False, error
+        reference = nadaraya_watson(xs, ys, xq, "gaussian", bandwidth=h)
+        ok, message = _compare(output, reference, f"bandwidth h = {h}")
+        if not ok:
+            return False, message
+    return True, "It is the Gaussian kernel smoother."
+
+
+@_register("ex-kernel-code-fgd")
+def _fgd(answer) -> tuple[bool, str]:
+    """``answer(xs, ys, x_query, eta, steps) -> (B,)``: ``steps`` steps of functional
+    gradient descent from 0 with the kernel ``exp(<x, x'>)``."""
+    xs, ys, xq, _ = _gd_prompts(18, 6, 2)
+    for steps in (1, 4):
+        output, error = _call(answer, xs, ys, xq, 0.5, steps)
+        if error:
+            return False, error
+        reference = functional_gd(xs, ys, xq, "exp", lr=0.5, steps=steps)
+        ok, message = _compare(output, reference, f"{steps} step{'s' * (steps > 1)}")
+        if not ok:
+            if steps > 1:
+                message += " One step was right: check how the residuals update."
+            return False, message
+    return True, "It follows functional gradient descent."
 
 
 # ---------------------------------------------------------------------------

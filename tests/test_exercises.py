@@ -1,13 +1,22 @@
 """Self-checking exercises (icl_lib.exercises): each check passes the reference answer,
 fails typical wrong answers with a message that helps, and never shows the reference."""
 
+import re
+import textwrap
+from pathlib import Path
+
 import pytest
 import torch
 
 from icl_lib import exercises
+from icl_lib.analysis.induction import prefix_matching_from_patterns
 from icl_lib.analysis.recall import guaranteed_recall
+from icl_lib.learners.kernel import functional_gd, nadaraya_watson
+from icl_lib.learners.pool import dmmse
 from icl_lib.models.recurrent import linear_attention_recurrent
+from icl_lib.tasks.induction import induction_targets
 from icl_lib.theory.gd_construction import gd_products
+from icl_lib.theory.implicit import rank_one
 
 
 def gd_step(xs, ys, x_query, eta):
@@ -18,14 +27,106 @@ def gd_weights(d, eta, n):
     return gd_products(d, eta, n)
 
 
+def replace_one(learner, xs, ys, x_query, j, x_new, y_new):
+    xs2, ys2 = xs.clone(), ys.clone()
+    xs2[:, j], ys2[:, j] = x_new, y_new
+    return (learner(xs2, ys2, x_query) - learner(xs, ys, x_query)).abs()
+
+
+def prefix_score(pattern, tokens):
+    return prefix_matching_from_patterns(pattern[:, None, None], tokens)[0, 0].item()
+
+
+def rank_one_update(W, delta, a):
+    return rank_one(W, delta[None], a[None])[0]
+
+
+def smoother(xs, ys, x_query, h):
+    return nadaraya_watson(xs, ys, x_query, "gaussian", bandwidth=h)
+
+
+def fgd(xs, ys, x_query, eta, steps):
+    return functional_gd(xs, ys, x_query, "exp", lr=eta, steps=steps)
+
+
+def mutating_replace_one(learner, xs, ys, x_query, j, x_new, y_new):
+    before = learner(xs, ys, x_query)
+    xs[:, j], ys[:, j] = x_new, y_new  # changes the caller's prompt
+    return (learner(xs, ys, x_query) - before).abs()
+
+
 REFERENCES = {
     "ex-gd-code-step": gd_step,
     "ex-gd-code-weights": gd_weights,
+    "ex-stability-code-dmmse": dmmse,
+    "ex-stability-code-replace-one": replace_one,
+    "ex-mech-code-induction-targets": induction_targets,
+    "ex-mech-code-prefix-score": prefix_score,
+    "ex-implicit-code-rank-one": rank_one_update,
+    "ex-implicit-code-least-norm": lambda A, Y: Y @ torch.linalg.pinv(A),
+    "ex-kernel-code-smoother": smoother,
+    "ex-kernel-code-fgd": fgd,
     "ex-frontiers-code-recurrence": linear_attention_recurrent,
     "ex-frontiers-code-always-right": guaranteed_recall,
 }
 
 WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hold)]
+    "ex-stability-code-dmmse": [
+        # the pool's mean: ignores the context
+        (lambda xs, ys, xq, pool, s: xq @ pool.mean(0), "differ"),
+        (lambda xs, ys, xq, pool, s: torch.zeros(len(xs), dtype=xs.dtype), "one task"),
+        # the likelihood with noise 1 whatever noise_std is
+        (lambda xs, ys, xq, pool, s: dmmse(xs, ys, xq, pool, 1.0), "differ"),
+    ],
+    "ex-stability-code-replace-one": [
+        (
+            lambda f, xs, ys, xq, j, x, y: replace_one(f, xs, ys, xq, j + 1, x, y),
+            "differ",
+        ),
+        (lambda f, xs, ys, xq, j, x, y: -replace_one(f, xs, ys, xq, j, x, y), "sign"),
+        (mutating_replace_one, "changed the prompt"),
+    ],
+    "ex-mech-code-induction-targets": [
+        (  # the earlier copies themselves
+            lambda t: (
+                (t[:, :, None] == t[:, None, :])
+                & torch.ones(t.shape[1], t.shape[1], dtype=torch.bool).tril(-1)
+            ),
+            "earlier copies themselves",
+        ),
+        (lambda t: induction_targets(t).double(), "boolean"),
+    ],
+    "ex-mech-code-prefix-score": [
+        # averaging over every position, repeated or not
+        (lambda p, t: (p * induction_targets(t)).sum(-1).mean().item(), "Average only"),
+        (lambda p, t: "high", "expected a number"),
+    ],
+    "ex-implicit-code-rank-one": [
+        (lambda W, d, a: (W @ d)[:, None] * a[None, :], "factor"),  # no 1 / ||a||^2
+        (  # another solution of (W + dW) a = W (a + delta), not the smallest
+            lambda W, d, a: (
+                rank_one_update(W, d, a)
+                + torch.outer(
+                    torch.ones(W.shape[0], dtype=W.dtype),
+                    torch.linalg.svd(torch.stack([a, torch.zeros_like(a)])).Vh[-1],
+                )
+            ),
+            "not the smallest",
+        ),
+    ],
+    "ex-implicit-code-least-norm": [
+        (lambda A, Y: Y @ A.T, "differ"),
+        (lambda A, Y: torch.linalg.lstsq(A.T, Y.T).solution, "shape"),
+    ],
+    "ex-kernel-code-smoother": [
+        (lambda xs, ys, xq, h: smoother(xs, ys, xq, h * h), "differ"),  # h^2 for h
+        (lambda xs, ys, xq, h: smoother(xs, ys, xq, h) * 2, "factor"),
+    ],
+    "ex-kernel-code-fgd": [
+        (lambda xs, ys, xq, eta, steps: fgd(xs, ys, xq, eta, 1), "residuals"),
+        (lambda xs, ys, xq, eta, steps: fgd(xs, ys, xq, eta * 6, steps), "factor"),
+        (lambda xs, ys, xq, eta, steps: -fgd(xs, ys, xq, eta, steps), "sign"),
+    ],
     "ex-gd-code-step": [
         (lambda xs, ys, xq, eta: gd_step(xs, ys, xq, eta) * xs.shape[1], "factor"),
         (lambda xs, ys, xq, eta: -gd_step(xs, ys, xq, eta), "sign"),
@@ -99,3 +200,39 @@ def test_no_answer_yet_and_an_unknown_exercise(capsys):
     assert not verdict.passed and "No answer yet" in capsys.readouterr().out
     with pytest.raises(KeyError, match="exercise: expected one of"):
         exercises.check("ex-nope", gd_step)
+
+
+def _chapter_solutions():
+    """(label, the signature line of its starter cell, the solution's code) of every
+    coding exercise in the chapters."""
+    found = []
+    for path in sorted(Path(__file__).resolve().parents[1].glob("chapters/0*.md")):
+        text = path.read_text()
+        pattern = (
+            r"```\{solution\} (ex-[\w-]+-code-[\w-]+)\n:class: dropdown\n\n(.*?)\n```"
+        )
+        for label, body in re.findall(pattern, text, re.S):
+            starter = re.search(r'check\("' + label + r'", (\w+)\);', text).group(1)
+            signature = re.search(rf"^def {starter}\(.*\):$", text, re.M).group(0)
+            code = "\n".join(
+                line[4:] for line in body.splitlines() if line.startswith("    ")
+            )
+            found.append((label, signature, code))
+    return found
+
+
+def test_every_coding_exercise_of_the_chapters_has_a_check():
+    labels = [label for label, _, _ in _chapter_solutions()]
+    assert sorted(labels) == sorted(exercises.exercise_ids())
+
+
+@pytest.mark.parametrize(
+    ("label", "signature", "code"), _chapter_solutions(), ids=lambda v: str(v)[:40]
+)
+def test_the_solution_printed_in_the_chapter_passes_its_check(label, signature, code):
+    namespace = {"torch": torch, **{f.__name__: f for f in (induction_targets,)}}
+    namespace["find_induction_targets"] = induction_targets  # an earlier exercise's
+    exec(signature + "\n" + textwrap.indent(code, "    "), namespace)  # noqa: S102
+    name = signature.split("(")[0].removeprefix("def ")
+    verdict = exercises.check(label, namespace[name], show=False)
+    assert verdict.passed, verdict.message
