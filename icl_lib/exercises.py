@@ -11,6 +11,7 @@ there to help a student working alone, not to grade.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,8 +20,10 @@ import torch
 from .analysis.induction import prefix_matching_from_patterns
 from .analysis.recall import guaranteed_recall
 from .learners.kernel import functional_gd, nadaraya_watson
-from .learners.linear import ridge
+from .learners.linear import bayes_posterior_predictive, ols, ridge
 from .learners.pool import dmmse
+from .learners.risk import best_gd_step_error
+from .learners.selection import noise_mixture_posterior_mean, noise_posterior
 from .models.lsa import lsa_layer
 from .models.recurrent import linear_attention_parallel
 from .prompts import token_matrix
@@ -131,6 +134,49 @@ def _against(answer, cases) -> tuple[bool, str, int]:
 
 
 # ---------------------------------------------------------------------------
+# chapter 1
+
+
+@_register("ex-overview-code-least-squares")
+def _least_squares(answer) -> tuple[bool, str]:
+    """``answer(xs, ys, x_query) -> (B,)``: least squares of least norm, any ``k``."""
+    cases = []
+    for k in (8, 3):  # more examples than dimensions, then fewer
+        xs, ys, xq, _ = linear_regression(16, k + 1, 5, seed=k, dtype=F64).prompt(k)
+        cases.append(((xs, ys, xq), ols(xs, ys, xq), f"k = {k} examples in d = 5"))
+    ok, message, failed = _against(answer, cases)
+    if ok:
+        return True, "It is least squares, of least norm when k < d."
+    if failed == 1 and "raised" not in message:
+        message += (
+            " With fewer examples than dimensions, many w fit: take the shortest."
+        )
+    return False, message
+
+
+@_register("ex-overview-code-best-step-error")
+def _best_step_error(answer) -> tuple[bool, str]:
+    """``answer(d, k) -> float``: the error per dimension of one optimal GD step on
+    noiseless prompts."""
+    for d, k in ((5, 0), (5, 10), (3, 7), (20, 40)):
+        output, error = _call(answer, d, k)
+        if error:
+            return False, error
+        try:
+            value = float(output)
+        except (TypeError, ValueError):
+            return False, f"expected a number, got {type(output).__name__}."
+        if not math.isclose(value, best_gd_step_error(d, k), rel_tol=1e-9):
+            hint = (
+                " With no example the step does nothing: the prediction is 0."
+                if k == 0
+                else ""
+            )
+            return False, f"wrong for d = {d}, k = {k} (you return {value:.4g}).{hint}"
+    return True, "It is the closed form of one optimal gradient step."
+
+
+# ---------------------------------------------------------------------------
 # chapter 2
 
 
@@ -233,6 +279,97 @@ def _replace_one(answer) -> tuple[bool, str]:
         if not ok:
             return False, message
     return True, "It measures the change of a replaced example on fresh prompts."
+
+
+# ---------------------------------------------------------------------------
+# chapter 4
+
+
+@_register("ex-bayes-code-predictive")
+def _predictive(answer) -> tuple[bool, str]:
+    """``answer(xs, ys, x_query, noise_std, prior_std) -> (mean, var)``, each ``(B,)``:
+    the posterior predictive of Bayesian linear regression."""
+    for noise, tau in ((0.5, 1.0), (0.1, 2.0)):
+        xs, ys, xq, _ = _gd_prompts(11, 4, 3)
+        output, error = _call(answer, xs, ys, xq, noise, tau)
+        if error:
+            return False, error
+        if not (isinstance(output, tuple | list) and len(output) == 2):
+            return False, "expected a pair (mean, variance)."
+        reference = bayes_posterior_predictive(
+            xs, ys, xq, prior_std=tau, noise_std=noise
+        )
+        where = f"noise {noise}, prior scale {tau}"
+        for part, got, want in zip(
+            ("mean", "variance"), output, reference, strict=True
+        ):
+            ok, message = _compare(got, want, f"the {part}, {where}")
+            if not ok:
+                if part == "variance":
+                    message += " The label's own noise is part of it."
+                return False, message
+    return True, "Mean and variance of the posterior predictive match."
+
+
+@_register("ex-bayes-code-coverage")
+def _coverage(answer) -> tuple[bool, str]:
+    """``answer(mean, var, y, level) -> float``: the fraction of ``y`` inside the
+    central interval of probability ``level`` of ``N(mean, var)``."""
+    gen = torch.Generator().manual_seed(44)
+    mean = torch.randn(4000, generator=gen, dtype=F64)
+    var = torch.rand(4000, generator=gen, dtype=F64) + 0.2
+    y = mean + 1.3 * var.sqrt() * torch.randn(4000, generator=gen, dtype=F64)
+    for level in (0.5, 0.9):
+        output, error = _call(answer, mean, var, y, level)
+        if error:
+            return False, error
+        try:
+            value = float(output)
+        except (TypeError, ValueError):
+            return False, f"expected a number, got {type(output).__name__}."
+        half = math.sqrt(2) * torch.erfinv(torch.tensor(level, dtype=F64))
+        inside = ((y - mean).abs() <= half * var.sqrt()).double().mean().item()
+        if abs(value - inside) > 1e-9:
+            return False, (
+                f"wrong at level {level} on 4000 labels (you return {value:.4f}); the "
+                "interval is symmetric about the mean, and var is a variance."
+            )
+    return True, "It counts the labels inside the central intervals."
+
+
+# ---------------------------------------------------------------------------
+# chapter 5
+
+
+def _noise_prompts(seed: int):
+    batch = linear_regression(16, 7, 3, noise_std=0.3, seed=seed, dtype=F64)
+    return batch.prompt(6)
+
+
+@_register("ex-selection-code-noise-posterior")
+def _noise_posterior(answer) -> tuple[bool, str]:
+    """``answer(xs, ys, levels, prior_std) -> (B, K)``: the posterior probabilities of
+    the noise levels given each context."""
+    xs, ys, _, _ = _noise_prompts(51)
+    cases = [
+        ((xs, ys, levels, 1.0), noise_posterior(xs, ys, levels), f"levels {levels}")
+        for levels in ((0.1, 1.0), (0.1, 0.3, 1.0))
+    ]
+    ok, message, _ = _against(answer, cases)
+    return ok, message if not ok else "It is the posterior over the noise levels."
+
+
+@_register("ex-selection-code-mixture-prediction")
+def _mixture_prediction(answer) -> tuple[bool, str]:
+    """``answer(xs, ys, x_query, levels, prior_std) -> (B,)``: the Bayes prediction
+    when the noise level is drawn uniformly from ``levels``."""
+    xs, ys, xq, _ = _noise_prompts(52)
+    levels = (0.1, 1.0)
+    reference = noise_mixture_posterior_mean(xs, ys, xq, levels)
+    ok, message, _ = _against(
+        answer, [((xs, ys, xq, levels, 1.0), reference, f"levels {levels}")]
+    )
+    return ok, message if not ok else "It is the posterior-weighted mixture of ridges."
 
 
 # ---------------------------------------------------------------------------

@@ -12,7 +12,10 @@ from icl_lib import exercises
 from icl_lib.analysis.induction import prefix_matching_from_patterns
 from icl_lib.analysis.recall import guaranteed_recall
 from icl_lib.learners.kernel import functional_gd, nadaraya_watson
+from icl_lib.learners.linear import bayes_posterior_predictive, ols, ridge
 from icl_lib.learners.pool import dmmse
+from icl_lib.learners.risk import best_gd_step_error
+from icl_lib.learners.selection import noise_mixture_posterior_mean, noise_posterior
 from icl_lib.models.recurrent import linear_attention_recurrent
 from icl_lib.tasks.induction import induction_targets
 from icl_lib.theory.gd_construction import gd_products
@@ -55,7 +58,33 @@ def mutating_replace_one(learner, xs, ys, x_query, j, x_new, y_new):
     return (learner(xs, ys, x_query) - before).abs()
 
 
+def null_component(xs, xq):
+    """x_q . u for u the first axis projected off the span of the examples."""
+    d = xs.shape[2]
+    e1 = torch.zeros(d, dtype=xs.dtype)
+    e1[0] = 1.0
+    projector = torch.eye(d, dtype=xs.dtype) - torch.linalg.pinv(xs) @ xs  # (B, d, d)
+    return ((projector @ e1) * xq).sum(-1)
+
+
+def coverage(mean, var, y, level):
+    z = 2**0.5 * torch.erfinv(torch.tensor(level, dtype=mean.dtype))
+    return ((y - mean).abs() <= z * var.sqrt()).double().mean().item()
+
+
 REFERENCES = {
+    "ex-overview-code-least-squares": ols,
+    "ex-overview-code-best-step-error": best_gd_step_error,
+    "ex-bayes-code-predictive": lambda xs, ys, xq, s, t: tuple(
+        bayes_posterior_predictive(xs, ys, xq, prior_std=t, noise_std=s)
+    ),
+    "ex-bayes-code-coverage": coverage,
+    "ex-selection-code-noise-posterior": lambda xs, ys, lv, t: noise_posterior(
+        xs, ys, lv, prior_std=t
+    ),
+    "ex-selection-code-mixture-prediction": lambda xs, ys, xq, lv, t: (
+        noise_mixture_posterior_mean(xs, ys, xq, lv, prior_std=t)
+    ),
     "ex-gd-code-step": gd_step,
     "ex-gd-code-weights": gd_weights,
     "ex-stability-code-dmmse": dmmse,
@@ -71,6 +100,39 @@ REFERENCES = {
 }
 
 WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hold)]
+    "ex-overview-code-least-squares": [
+        # a solution that fits, plus a direction the examples cannot see (k < d only)
+        (lambda xs, ys, xq: ols(xs, ys, xq) + null_component(xs, xq), "the shortest"),
+        (lambda xs, ys, xq: ridge(xs, ys, xq, lam=1.0), "differ"),
+        (lambda xs, ys, xq: -ols(xs, ys, xq), "sign"),
+    ],
+    "ex-overview-code-best-step-error": [
+        (lambda d, k: d / (k + d), "wrong for"),
+        (lambda d, k: (d + 1) / (k + d + 1) if k else 0.0, "prediction is 0"),
+    ],
+    "ex-bayes-code-predictive": [
+        (  # the posterior variance of w . x_q, without the label's noise
+            lambda xs, ys, xq, s, t: (lambda p: (p.mean, p.var - s**2))(
+                bayes_posterior_predictive(xs, ys, xq, prior_std=t, noise_std=s)
+            ),
+            "own noise",
+        ),
+        (lambda xs, ys, xq, s, t: ols(xs, ys, xq), "pair"),
+    ],
+    "ex-bayes-code-coverage": [
+        (lambda m, v, y, level: coverage(m, v**2, y, level), "variance"),
+        (lambda m, v, y, level: ((y - m).abs() <= v.sqrt()).double().mean(), "wrong"),
+    ],
+    "ex-selection-code-noise-posterior": [
+        (  # ignores the context: the uniform prior
+            lambda xs, ys, lv, t: torch.full((len(xs), len(lv)), 1 / len(lv)),
+            "differ",
+        ),
+        (lambda xs, ys, lv, t: noise_posterior(xs, ys, lv)[:, :1], "shape"),
+    ],
+    "ex-selection-code-mixture-prediction": [
+        (lambda xs, ys, xq, lv, t: ols(xs, ys, xq), "differ"),
+    ],
     "ex-stability-code-dmmse": [
         # the pool's mean: ignores the context
         (lambda xs, ys, xq, pool, s: xq @ pool.mean(0), "differ"),
@@ -230,8 +292,12 @@ def test_every_coding_exercise_of_the_chapters_has_a_check():
     ("label", "signature", "code"), _chapter_solutions(), ids=lambda v: str(v)[:40]
 )
 def test_the_solution_printed_in_the_chapter_passes_its_check(label, signature, code):
-    namespace = {"torch": torch, **{f.__name__: f for f in (induction_targets,)}}
-    namespace["find_induction_targets"] = induction_targets  # an earlier exercise's
+    namespace = {"torch": torch}
+    # functions of an earlier exercise that a later solution uses
+    namespace["find_induction_targets"] = induction_targets
+    namespace["noise_level_posterior"] = lambda xs, ys, lv, t: noise_posterior(
+        xs, ys, lv, prior_std=t
+    )
     exec(signature + "\n" + textwrap.indent(code, "    "), namespace)  # noqa: S102
     name = signature.split("(")[0].removeprefix("def ")
     verdict = exercises.check(label, namespace[name], show=False)
