@@ -92,6 +92,17 @@ def _call(function, *args):
         return None, f"your function raised {type(error).__name__}: {error}"
 
 
+def _call_number(function, *args):
+    """``(float, None)`` from a call that must return a number, else ``(None, why)``."""
+    output, error = _call(function, *args)
+    if error:
+        return None, error
+    try:
+        return float(output), None
+    except (TypeError, ValueError):
+        return None, f"expected a number, got {type(output).__name__}."
+
+
 def _compare(output, reference: torch.Tensor, where: str) -> tuple[bool, str]:
     """Whether ``output`` equals ``reference`` (float64, to rounding), and if not a
     message about ``output`` only: its type, its shape, a constant factor or a sign."""
@@ -159,13 +170,9 @@ def _best_step_error(answer) -> tuple[bool, str]:
     """``answer(d, k) -> float``: the error per dimension of one optimal GD step on
     noiseless prompts."""
     for d, k in ((5, 0), (5, 10), (3, 7), (20, 40)):
-        output, error = _call(answer, d, k)
+        value, error = _call_number(answer, d, k)
         if error:
             return False, error
-        try:
-            value = float(output)
-        except (TypeError, ValueError):
-            return False, f"expected a number, got {type(output).__name__}."
         if not math.isclose(value, best_gd_step_error(d, k), rel_tol=1e-9):
             hint = (
                 " With no example the step does nothing: the prediction is 0."
@@ -320,13 +327,9 @@ def _coverage(answer) -> tuple[bool, str]:
     var = torch.rand(4000, generator=gen, dtype=F64) + 0.2
     y = mean + 1.3 * var.sqrt() * torch.randn(4000, generator=gen, dtype=F64)
     for level in (0.5, 0.9):
-        output, error = _call(answer, mean, var, y, level)
+        value, error = _call_number(answer, mean, var, y, level)
         if error:
             return False, error
-        try:
-            value = float(output)
-        except (TypeError, ValueError):
-            return False, f"expected a number, got {type(output).__name__}."
         half = math.sqrt(2) * torch.erfinv(torch.tensor(level, dtype=F64))
         inside = ((y - mean).abs() <= half * var.sqrt()).double().mean().item()
         if abs(value - inside) > 1e-9:
@@ -412,13 +415,9 @@ def _prefix_score(answer) -> tuple[bool, str]:
     logits = torch.randn(8, 17, 17, generator=gen, dtype=F64)
     mask = torch.ones(17, 17, dtype=torch.bool).tril()
     pattern = logits.masked_fill(~mask, float("-inf")).softmax(-1)
-    output, error = _call(answer, pattern.clone(), tokens.clone())
+    value, error = _call_number(answer, pattern.clone(), tokens.clone())
     if error:
         return False, error
-    try:
-        value = float(output)
-    except (TypeError, ValueError):
-        return False, f"expected a number, got {type(output).__name__}."
     reference = prefix_matching_from_patterns(pattern[:, None, None], tokens)[0, 0]
     if abs(value - reference.item()) > 1e-9:
         return False, (
@@ -550,13 +549,9 @@ def _always_right(answer) -> tuple[bool, str]:
     for trial in range(12):
         P = 3 + trial % 4
         M = torch.eye(P, dtype=F64) + 0.45 * torch.randn(P, P, generator=gen, dtype=F64)
-        output, error = _call(answer, M.clone())
+        value, error = _call_number(answer, M.clone())
         if error:
             return False, error
-        try:
-            value = float(output)
-        except (TypeError, ValueError):
-            return False, f"expected a number, got {type(output).__name__}."
         if abs(value - guaranteed_recall(M)) > 1e-12:
             return False, (
                 f"wrong for a random {P} x {P} matrix M (your answer {value:.3f}); "
