@@ -5,16 +5,16 @@ A prompt is ``N`` examples and a query. Token ``j`` carries its input ``x_j`` an
 label slot ``u_j``: ``u_i = y_i`` for the examples and ``u_q = 0`` for the query. Layer
 ``l`` leaves the inputs alone and updates every label slot from the examples' slots::
 
-    u_j <- u_j - (r_l / N) sum_{i <= N} h(<B_l x_i, C_l x_j>) u_i          (j = 1..N and
+    u_j <- u_j - (beta_l / N) sum_{i <= N} psi(<B_l x_i, C_l x_j>) u_i   (j = 1..N and
     the query)
 
-with ``h`` the attention non-linearity (``linear``: ``t``; ``relu``: ``max(t, 0)``;
+with ``psi`` the attention non-linearity (``linear``: ``t``; ``relu``: ``max(t, 0)``;
 ``exp``: ``e^t``, softmax attention without its normaliser), ``B_l, C_l`` the key and
-query maps and ``r_l`` the value weight. The prediction is ``-u_q`` after the last
-layer.
+query maps and ``beta_l`` the value weight (chapter 8's letters; Cheng et al. write
+``h`` and ``r``). The prediction is ``-u_q`` after the last layer.
 
-With ``B_l = C_l = I`` and ``r_l = eta`` a layer is one step of functional gradient
-descent with step ``eta`` in the RKHS of ``K(a, b) = h(<a, b>)``
+With ``B_l = C_l = I`` and ``beta_l = eta`` a layer is one step of functional gradient
+descent with step ``eta`` in the RKHS of ``K(a, b) = psi(<a, b>)``
 (:func:`icl_lib.learners.kernel.functional_gd`): the example slots hold the residuals
 ``y_i - f_l(x_i)`` and the query slot holds ``-f_l(x_q)`` (Cheng et al., Proposition
 3.1). This is the restricted (sparse) parameterisation of their Assumption 1: the value
@@ -120,7 +120,7 @@ class KernelAttentionICL(nn.Module):
         self.query_maps = nn.Parameter(
             eye + init_noise * torch.randn(n_layers, dim, dim, generator=gen)
         )  # C_l
-        self.values = nn.Parameter(torch.full((n_layers,), float(init_step)))  # r_l
+        self.values = nn.Parameter(torch.full((n_layers,), float(init_step)))  # beta_l
 
     @property
     def n_layers(self) -> int:

@@ -29,7 +29,8 @@ class ConceptMixture:
     the demonstrations differ from pretraining.
 
     The kernel is ``K(x, x') = phi(x)^T Sigma^{-1} phi(x')`` with
-    ``Sigma = E_pre[phi phi^T]``, and kernel regression is
+    ``Sigma = E_pre[phi phi^T]`` (Han et al.'s letter; chapter 8 writes it Gamma), and
+    kernel regression is
     ``(1/n) sum_i e(y_i) K(x_q, x_i)``. If the prompt's inputs follow the pretraining
     distribution, its expectation is exactly ``P(y | x_q, theta*)``, the limit of the
     Bayes predictive distribution; otherwise it converges to a biased limit.
