@@ -274,7 +274,10 @@ def _chapter_solutions():
             r"```\{solution\} (ex-[\w-]+-code-[\w-]+)\n:class: dropdown\n\n(.*?)\n```"
         )
         for label, body in re.findall(pattern, text, re.S):
-            starter = re.search(r'check\("' + label + r'", (\w+)\);', text).group(1)
+            # the trailing semicolon keeps the Verdict's repr out of the reader's page
+            call = re.search(r'check\("' + label + r'", (\w+)\);', text)
+            assert call, f"{path.name}: no `check({label!r}, f);` cell for {label}"
+            starter = call.group(1)
             signature = re.search(rf"^def {starter}\(.*\):$", text, re.M).group(0)
             code = "\n".join(
                 line[4:] for line in body.splitlines() if line.startswith("    ")
