@@ -148,3 +148,80 @@ def check_sizes(batch_size, n_points, dim) -> None:
             f"{MAX_PROMPT_ELEMENTS} (1 GiB of float32 inputs), got {batch_size} * "
             f"{n_points} * {dim} = {batch_size * n_points * dim}"
         )
+
+
+def check_model(name: str, value, *methods: str):
+    """Check that ``value`` has the callable ``methods`` an analysis uses (models are
+    duck-typed: a test may dress an exact predictor as one)."""
+    missing = [m for m in methods if not callable(getattr(value, m, None))]
+    if missing:
+        wanted = ", ".join(f"{m}()" for m in methods)
+        raise TypeError(
+            f"{name}: expected a model with {wanted}, got {type(value).__name__}"
+        )
+    return value
+
+
+def check_tensor_fields(record, skip: int = 0) -> None:
+    """The policy for the tensor fields of a batch record (after the first ``skip``):
+    a field annotated as a tensor holds one; a float tensor is finite; an integer
+    tensor holds ids, indices or counts, so no negative entries (but in the fields the
+    record's class lists in ``SIGNED_FIELDS``, where a negative value is a marker)."""
+    import dataclasses
+
+    signed = getattr(type(record), "SIGNED_FIELDS", ())
+    for field in dataclasses.fields(record)[skip:]:
+        value = getattr(record, field.name)
+        if "Tensor" in str(field.type) and not isinstance(value, torch.Tensor):
+            if value is None and "None" in str(field.type):
+                continue
+            raise TypeError(
+                f"{field.name}: expected a torch.Tensor, got {type(value).__name__}"
+            )
+        if not isinstance(value, torch.Tensor) or value.dtype == torch.bool:
+            continue
+        if value.is_floating_point():
+            check_finite(field.name, value)
+        elif field.name not in signed and value.numel() and value.min().item() < 0:
+            raise ValueError(
+                f"{field.name}: expected ids, indices or counts >= 0, got "
+                f"{value.min().item()}"
+            )
+
+
+def check_module(name: str, value) -> torch.nn.Module:
+    """Check that ``value`` is a torch module (a model or a layer)."""
+    if not isinstance(value, torch.nn.Module):
+        raise TypeError(
+            f"{name}: expected a torch.nn.Module, got {type(value).__name__}"
+        )
+    return value
+
+
+def check_instance(name: str, value, types, expected: str):
+    """Check that ``value`` is an instance of ``types``; ``expected`` says what in
+    words (e.g. "a PromptBatch")."""
+    if not isinstance(value, types):
+        raise TypeError(f"{name}: expected {expected}, got {type(value).__name__}")
+    return value
+
+
+def check_float_tensor(name: str, value) -> torch.Tensor:
+    """Check that ``value`` is a float tensor of any shape with finite entries (for
+    the elementwise functions)."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    check_tensor(name, value, value.ndim)
+    return check_finite(name, value)
+
+
+def check_per_prompt(name: str, values, batch_size: int) -> torch.Tensor:
+    """Check one finite value per prompt: ``values (B,)`` with ``B = batch_size`` (a
+    query's label, a prediction, a target sign)."""
+    check_tensor(name, values, 1)
+    if values.shape[0] != batch_size:
+        raise ValueError(
+            f"{name}: expected one value per prompt (B = {batch_size}), got "
+            f"{values.shape[0]}"
+        )
+    return check_finite(name, values)

@@ -422,6 +422,10 @@ def default_claims_dir() -> Path | None:
 def load_claims(directory) -> list[Claim]:
     """Every claim saved under ``directory``, checked against the schema, sorted by file
     name."""
+    if not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"directory: expected a path, got {type(directory).__name__}")
+    if not Path(directory).is_dir():
+        raise ValueError(f"directory: expected an existing folder, got {directory}")
     claims = []
     for path in sorted(Path(directory).glob("*.json")):
         try:
@@ -456,6 +460,16 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
 
     Every cell carries its column's class (``claim-id``, ``claim-paper``, ...), which
     the book's stylesheet uses to fit the table in the text column."""
+    if isinstance(claims, (str, bytes)) or not hasattr(claims, "__iter__"):
+        raise TypeError(
+            f"claims: expected a list of Claim, got {type(claims).__name__}"
+        )
+    claims = list(claims)
+    for claim in claims:
+        if not isinstance(claim, Claim):
+            raise TypeError(
+                f"claims: expected Claim entries, got {type(claim).__name__}"
+            )
     columns = [
         ("chapter", "chapter"),
         ("id", "claim"),

@@ -68,6 +68,8 @@ def check(exercise: str, answer, *, show: bool = True) -> Verdict:
     ``"ex-gd-code-step"``); print the verdict if ``show``, and return it."""
     if exercise not in _CHECKS:
         raise KeyError(f"exercise: expected one of {exercise_ids()}, got {exercise!r}")
+    if not isinstance(show, bool):
+        raise TypeError(f"show: expected a bool, got {type(show).__name__}")
     if answer is None:
         verdict = Verdict(exercise, False, "No answer yet: fill in the cell above.")
     else:

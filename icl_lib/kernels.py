@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import check_real, check_tensor
+from ._checks import check_finite, check_real, check_tensor
 
 KERNELS = ("linear", "relu", "exp", "gaussian")
 
@@ -30,6 +30,8 @@ def check_pair(a, b):
         )
     if a.dtype != b.dtype:
         raise TypeError(f"b: expected dtype {a.dtype} (the dtype of a), got {b.dtype}")
+    check_finite("a", a)
+    check_finite("b", b)
 
 
 def kernel_matrix(
@@ -51,6 +53,9 @@ def kernel_matrix(
     check_pair(a, b)
     if kernel not in KERNELS:
         raise ValueError(f"kernel: expected one of {KERNELS}, got {kernel!r}")
+    # both scales are checked whichever kernel reads one: a bad one is never ignored
+    check_real("temperature", temperature, minimum=0.0, strict=True)
+    check_real("bandwidth", bandwidth, minimum=0.0, strict=True)
     inner = a @ b.transpose(1, 2)  # (B, N, M)
     if kernel == "linear":
         return inner
@@ -61,7 +66,20 @@ def kernel_matrix(
 
 def log_kernel(a, b, inner, kernel, temperature, bandwidth):
     """``log K`` of the ``exp`` and ``gaussian`` kernels (both are exponentials of a
-    score)."""
+    score), from the points ``a (B, N, d)``, ``b (B, M, d)`` and their inner products
+    ``inner (B, N, M)``."""
+    check_pair(a, b)
+    expected = (a.shape[0], a.shape[1], b.shape[1])
+    if not isinstance(inner, torch.Tensor) or tuple(inner.shape) != expected:
+        raise ValueError(
+            f"inner: expected the tensor a @ b^T of shape {expected}, got "
+            f"{tuple(getattr(inner, 'shape', ())) or type(inner).__name__}"
+        )
+    check_finite("inner", inner)
+    if kernel not in ("exp", "gaussian"):
+        raise ValueError(f"kernel: expected 'exp' or 'gaussian', got {kernel!r}")
+    check_real("temperature", temperature, minimum=0.0, strict=True)
+    check_real("bandwidth", bandwidth, minimum=0.0, strict=True)
     if kernel == "exp":
         return inner / check_real("temperature", temperature, minimum=0.0, strict=True)
     h = check_real("bandwidth", bandwidth, minimum=0.0, strict=True)

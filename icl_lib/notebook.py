@@ -8,6 +8,7 @@ asked, so a chapter runs wherever the package is installed.
 from __future__ import annotations
 
 import importlib.util
+import math
 
 import numpy as np
 import torch
@@ -15,7 +16,7 @@ from IPython.core.formatters import format_display_data
 from IPython.display import display as _show
 
 from .plotting.style import use_book_style
-from .runtime import get_device, static_widgets
+from .runtime import get_device, make_generator, static_widgets
 
 # myst-nb finds a glued value in a display output whose metadata holds
 # {"scrapbook": {"name", "mime_prefix"}} and whose MIME types start with that prefix
@@ -45,6 +46,10 @@ def glue(name: str, value, display: bool = True) -> None:
         raise ValueError(f"name: expected a non-empty string, got {name!r}")
     if isinstance(value, np.generic):  # np.float64(0.5) would reach the page as text
         value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"value: expected a finite number for {name!r}, got {value}")
+    if not isinstance(display, bool):
+        raise TypeError(f"display: expected a bool, got {type(display).__name__}")
     if _myst_glue is not None:
         _myst_glue(name, value, display=display)
         return
@@ -62,8 +67,11 @@ def number_table(columns, rows, digits: int = 2):
 
     from IPython.display import HTML
 
-    columns = list(columns) if not isinstance(columns, str) else None
-    if not columns or len(columns) < 2:
+    if not isinstance(columns, (list, tuple)):
+        raise TypeError(
+            f"columns: expected a list of headers, got {type(columns).__name__}"
+        )
+    if len(columns) < 2:
         raise ValueError(
             "columns: expected at least two headers (labels and one column of cells)"
         )
@@ -110,6 +118,7 @@ def setup_notebook(seed: int = 0) -> torch.device:
     2-core CPU run such work several times slower than one. The device is CUDA where
     present, else the CPU.
     """
+    make_generator(seed)  # the same rule for a seed as everywhere: an int >= 0
     torch.manual_seed(seed)
     torch.set_num_threads(1)
     use_book_style()

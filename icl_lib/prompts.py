@@ -32,6 +32,7 @@ from ._checks import (
     check_prompt,
     check_sequences,
     check_tensor,
+    check_tensor_fields,
 )
 
 
@@ -72,6 +73,7 @@ class PromptBatch:
                 f"ys: expected shape (B, n) = {tuple(self.xs.shape[:2])} to match xs, "
                 f"got {tuple(self.ys.shape)}"
             )
+        check_tensor_fields(self, skip=2)
         # Every other tensor field is per prompt (select() indexes them all): one row
         # each, or select and the learners that read them would silently misalign.
         B = self.xs.shape[0]

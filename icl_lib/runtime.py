@@ -40,15 +40,18 @@ def get_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def make_generator(seed) -> torch.Generator:
-    """A CPU ``torch.Generator`` from an int seed, or the generator itself if one is
-    given."""
+def make_generator(seed, name: str = "seed") -> torch.Generator:
+    """A CPU ``torch.Generator`` from a seed, an int in ``[0, 2**64)`` (numpy's rule:
+    torch would wrap a negative one silently), or the generator itself if one is
+    given. ``name`` is the argument an error names."""
     if isinstance(seed, torch.Generator):
         return seed
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(
-            f"seed: expected an int or a torch.Generator, got {type(seed).__name__}"
+            f"{name}: expected an int or a torch.Generator, got {type(seed).__name__}"
         )
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"{name}: expected an int in [0, 2**64), got {seed}")
     return torch.Generator().manual_seed(seed)
 
 

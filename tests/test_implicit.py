@@ -6,8 +6,6 @@ Section 3, Proposition 3.1 (with the gradient of the linear loss taken by autogr
 product form of Appendix B, and the fine-tuning baseline with its validation grid.
 """
 
-from types import SimpleNamespace
-
 import matplotlib.pyplot as plt
 import pytest
 import torch
@@ -16,7 +14,7 @@ from hypothesis import strategies as st
 
 from icl_lib.models.contextual import LAYERS, make_block
 from icl_lib.plotting import implicit_update_panels
-from icl_lib.prompts import context_and_query
+from icl_lib.prompts import PromptBatch, context_and_query
 from icl_lib.theory.finetuning import (
     finetune_error_curve,
     finetune_first_layer,
@@ -482,11 +480,8 @@ def test_recorded_passes_equal_separate_runs_and_the_grid_uses_them():
         alone = finetune_first_layer(block, xs, ys, xt, lr=0.05, epochs=ep)
         torch.testing.assert_close(nested[:, k], alone)
 
-    batch = SimpleNamespace(  # the fields of a regression batch that the curve reads
-        xs=torch.cat((xs, xt), 1),
-        ys=torch.cat((ys, torch.zeros(3, 2, dtype=F64)), 1),
-        n_points=6,
-        dim=2,
+    batch = PromptBatch(  # the test inputs xt, with labels the grid does not read
+        torch.cat((xs, xt), 1), torch.cat((ys, torch.zeros(3, 2, dtype=F64)), 1)
     )
     grid = finetuning_grid(
         block, batch, 4, lrs=(0.01, 0.05), epochs=(5, 1), sizes=[2, 4]
@@ -504,11 +499,9 @@ def test_a_diverging_run_scores_inf_and_stops():
     block = build("softmax", "plain", 3, 4, 5, seed=19)
     g = torch.Generator().manual_seed(20)
 
-    batch = SimpleNamespace(
-        xs=10 * torch.randn(2, 6, 2, generator=g, dtype=F64),
-        ys=10 * torch.randn(2, 6, generator=g, dtype=F64),
-        n_points=6,
-        dim=2,
+    batch = PromptBatch(
+        10 * torch.randn(2, 6, 2, generator=g, dtype=F64),
+        10 * torch.randn(2, 6, generator=g, dtype=F64),
     )
     curves = finetune_error_curve(
         block, batch, 4, lr=50.0, epochs=(1, 1000), sizes=[0, 4]

@@ -640,5 +640,7 @@ def test_logged_curve_helpers():
     assert first_step_below(curve, 0.1) is None
     with pytest.raises(ValueError, match="start: expected a logged step"):
         logged_range(curve, 500)
-    with pytest.raises(ValueError, match="curve: expected a manifest curve"):
+    with pytest.raises(ValueError, match="key: expected a logged quantity"):
         first_step_below({"step": [1]}, 0.5)
+    with pytest.raises(ValueError, match="curve: expected a manifest curve"):
+        first_step_below({"loss": [1.0]}, 0.5)

@@ -17,6 +17,7 @@ Chapter 6.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -36,6 +37,10 @@ def _check_heads(model, heads) -> list[tuple[int, int]]:
             f"model: expected a TokenTransformer, got {type(model).__name__}"
         )
     L, H = model.config.n_layer, model.config.n_head
+    if isinstance(heads, (str, bytes)) or not hasattr(heads, "__iter__"):
+        raise TypeError(
+            f"heads: expected (layer, head) pairs, got {type(heads).__name__}"
+        )
     heads = list(heads)
     for item in heads:
         ok = (
@@ -153,6 +158,8 @@ def gain_lost_share(full_score: float, ablated_score: float) -> float:
     for name, value in (("full_score", full_score), ("ablated_score", ablated_score)):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"{name}: expected a real number, got {type(value)}")
+        if not math.isfinite(value):
+            raise ValueError(f"{name}: expected a finite number, got {value}")
     if not full_score < 0:
         raise ValueError(
             f"full_score: expected a negative ICL score (an in-context gain), got "

@@ -24,11 +24,11 @@ import torch
 
 from .._checks import (
     check_finite,
+    check_per_prompt,
     check_positive_int,
     check_prompt,
     check_real,
     check_same_shape,
-    check_tensor,
 )
 from ..learners.kernel import functional_gd_path
 from ..learners.linear import gd, gd_plus_plus, ridge
@@ -39,12 +39,15 @@ GOLDEN = (math.sqrt(5) - 1) / 2
 def half_mse(pred: torch.Tensor, target: torch.Tensor) -> float:
     """``0.5 * mean (pred - target)^2`` as a float (von Oswald et al.'s loss)."""
     check_same_shape("pred", pred, "target", target)
+    check_finite("pred", pred)
+    check_finite("target", target)
     return 0.5 * float(((pred - target) ** 2).double().mean())
 
 
 def sensitivity(predict: Callable, xs, ys, x_query) -> torch.Tensor:
     """``d predict(xs, ys, x_q) / d x_q`` for every prompt: shape ``(B, d)``
     (autograd)."""
+    _check_callable("predict", predict)
     check_prompt(xs, ys, x_query)
     if not callable(predict):
         raise TypeError(
@@ -67,6 +70,8 @@ def compare(f: Callable, g: Callable, xs, ys, x_query) -> dict:
     Returns ``{"prediction_difference", "sensitivity_cosine", "model_difference"}`` as
     floats.
     """
+    _check_callable("f", f)
+    _check_callable("g", g)
     check_prompt(xs, ys, x_query)
     with torch.no_grad():
         pf, pg = f(xs, ys, x_query), g(xs, ys, x_query)
@@ -89,6 +94,7 @@ def golden_section(
 ) -> tuple[float, float]:
     """Minimise a unimodal ``f`` on ``[lo, hi]`` by golden-section search:
     ``(argmin, min)``."""
+    _check_callable("f", f)
     lo, hi = check_real("lo", lo), check_real("hi", hi)
     if not hi > lo:
         raise ValueError(f"hi: expected a number > lo = {lo}, got {hi}")
@@ -112,6 +118,17 @@ def golden_section(
     return x, f(x)
 
 
+def _check_labelled_prompt(xs, ys, x_query, y_query) -> None:
+    """A prompt and the label of each query: ``y_query (B,)``, finite."""
+    B, _, _ = check_prompt(xs, ys, x_query)
+    check_per_prompt("y_query", y_query, B)
+
+
+def _check_callable(name: str, f) -> None:
+    if not callable(f):
+        raise TypeError(f"{name}: expected a function, got {type(f).__name__}")
+
+
 def tune_gd(
     xs,
     ys,
@@ -128,13 +145,7 @@ def tune_gd(
     ``eta* = <a, y> / <a, a>`` with ``a`` the prediction at ``eta = 1``. For more steps
     it is a golden-section search on ``bounds``.
     """
-    B, _, _ = check_prompt(xs, ys, x_query)
-    check_tensor("y_query", y_query, 1)
-    if y_query.shape[0] != B:
-        raise ValueError(
-            f"y_query: expected one label per prompt (B = {B}), got {y_query.shape[0]}"
-        )
-    check_finite("y_query", y_query)  # (xs, ys, x_query: check_prompt above)
+    _check_labelled_prompt(xs, ys, x_query, y_query)
     check_positive_int("steps", steps)
     if steps == 1:
         a = gd(xs, ys, x_query, 1.0).double()
@@ -222,7 +233,7 @@ def tune_gd_plus_plus(
     :func:`icl_lib.learners.gd_plus_plus`. The returned loss is always that of the
     learner.
     """
-    check_prompt(xs, ys, x_query)
+    _check_labelled_prompt(xs, ys, x_query, y_query)
     check_positive_int("steps", steps)
     gamma_init = check_real("gamma_init", gamma_init)
     check_positive_int("max_iter", max_iter)
@@ -265,7 +276,7 @@ def bootstrap_gd_plus_plus(
     spread says how much the tuned ``gamma`` moves with the test set; chapter 2 uses
     it to set the tolerance of its comparison with von Oswald et al.'s value.
     """
-    check_prompt(xs, ys, x_query)
+    _check_labelled_prompt(xs, ys, x_query, y_query)
     check_positive_int("n_boot", n_boot)
     check_positive_int("seed", seed, minimum=0)
     check_positive_int("max_iter", max_iter)
@@ -303,9 +314,8 @@ def closest_ridge(
     predictions match; a shrinking ``lam`` with depth is their move from GD towards
     least squares.
     """
-    check_prompt(xs, ys, x_query)
-    check_tensor("pred", pred, 1)
-    pred = pred.detach()
+    B, _, _ = check_prompt(xs, ys, x_query)
+    pred = check_per_prompt("pred", pred, B).detach()
 
     def gap(log_lam):
         return float(

@@ -17,7 +17,16 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import check_positive_int, check_real, check_tensor
+from .._checks import (
+    check_finite,
+    check_float_tensor,
+    check_per_prompt,
+    check_positive_int,
+    check_prompt,
+    check_real,
+    check_sequences,
+    check_tensor,
+)
 from ..models.gpt import ICLTransformer
 from .curves import sign
 
@@ -80,8 +89,8 @@ def linear_probe(
     held-out rows. Han et al. (Section 5.4) probe GPT-J's keys and values with ridge
     probes too.
     """
-    check_tensor("features", features, 2)
-    check_tensor("targets", targets, 2)
+    check_finite("features", check_tensor("features", features, 2))
+    check_finite("targets", check_tensor("targets", targets, 2))
     if features.shape[0] != targets.shape[0]:
         raise ValueError(
             f"targets: expected {features.shape[0]} rows (one per feature row), got "
@@ -111,7 +120,7 @@ def query_attention(patterns: torch.Tensor, k: int) -> torch.Tensor:
     points; the query is ``x_{k+1}`` (token ``2k``) and sees ``x_1, y_1, ..., x_k, y_k``
     and itself.
     """
-    check_tensor("patterns", patterns, 5)
+    check_finite("patterns", check_tensor("patterns", patterns, 5))
     check_positive_int("k", k)
     if 2 * k >= patterns.shape[-1]:
         raise ValueError(
@@ -120,10 +129,20 @@ def query_attention(patterns: torch.Tensor, k: int) -> torch.Tensor:
     return patterns[..., 2 * k, : 2 * k + 1]
 
 
+def _check_row(row) -> None:
+    """A query's attention ``row (..., 2k + 1)``: finite, ``k >= 1``."""
+    check_float_tensor("row", row)
+    if row.ndim == 0 or row.shape[-1] < 3 or row.shape[-1] % 2 == 0:
+        raise ValueError(
+            f"row: expected 2k + 1 >= 3 entries in the last axis, got {row.shape[-1]}"
+        )
+    check_finite("row", row)
+
+
 def attention_split(row: torch.Tensor) -> dict:
     """Where a query's attention ``row (..., 2k + 1)`` goes:
     ``{"inputs", "labels", "query"}`` fractions."""
-    check_tensor("row", row, row.ndim)
+    _check_row(row)
     return {
         "inputs": row[..., 0:-1:2].sum(-1),
         "labels": row[..., 1:-1:2].sum(-1),
@@ -140,6 +159,7 @@ def demonstration_weights(row: torch.Tensor, rule: str = "max") -> torch.Tensor:
     """
     if rule not in RULES:
         raise ValueError(f"rule: expected one of {RULES}, got {rule!r}")
+    _check_row(row)
     on_x, on_y = row[..., 0:-1:2], row[..., 1:-1:2]
     if rule == "max":
         return torch.maximum(on_x, on_y)
@@ -154,11 +174,14 @@ def reconstruct_labels(weights: torch.Tensor, labels: torch.Tensor) -> torch.Ten
     ``{-1.0, +1.0}``.
     """
     check_tensor("labels", labels, 2)
+    check_float_tensor("weights", weights)
     if weights.shape[0] != labels.shape[0] or weights.shape[-1] != labels.shape[1]:
         raise ValueError(
-            f"weights: expected shape (B, ..., k) with (B, k) = {tuple(labels.shape)}, "
-            f"got {tuple(weights.shape)}"
+            "weights: expected shape (B, ..., k) with (B, k) = the shape of labels "
+            f"{tuple(labels.shape)}, got {tuple(weights.shape)}"
         )
+    check_finite("weights", weights)
+    check_finite("labels", labels)
     shape = (labels.shape[0],) + (1,) * (weights.ndim - 2) + (labels.shape[1],)
     vote = (weights * labels.reshape(shape)).sum(-1)
     return torch.where(vote >= 0, 1.0, -1.0).to(weights.dtype)
@@ -184,9 +207,8 @@ def head_reconstruction(
     ``(B,)``: the model's labels; ``"query_attention"`` ``(B, L, H, 2k + 1)``: the
     query rows of :func:`query_attention` (one forward pass computes everything).
     """
-    check_tensor("x_query", x_query, 2)
-    check_tensor("y_query", y_query, 1)
-    B, k, d = xs.shape
+    B, k, d = check_prompt(xs, ys, x_query)
+    check_per_prompt("y_query", y_query, B)
     full_x = torch.cat((xs, x_query.unsqueeze(1)), dim=1)
     full_y = torch.cat(
         (ys, y_query.unsqueeze(1)), dim=1
@@ -221,15 +243,17 @@ def similarity_correlation(
     way.
     """
     check_tensor("similarity", similarity, 2)
+    check_float_tensor("weights", weights)
     if (
         weights.shape[0] != similarity.shape[0]
         or weights.shape[-1] != similarity.shape[1]
     ):
         raise ValueError(
-            "weights: expected shape (B, ..., k) with (B, k) = "
-            f"{tuple(similarity.shape)}, "
-            f"got {tuple(weights.shape)}"
+            "weights: expected shape (B, ..., k) with (B, k) = the shape of "
+            f"similarity {tuple(similarity.shape)}, got {tuple(weights.shape)}"
         )
+    check_finite("weights", weights)
+    check_finite("similarity", similarity)
     shape = (similarity.shape[0],) + (1,) * (weights.ndim - 2) + (similarity.shape[1],)
     s = similarity.reshape(shape)
     w = weights - weights.mean(-1, keepdim=True)
@@ -251,7 +275,7 @@ def probe_heads(
     of the rows, tested on the rest (:func:`linear_probe`). Returns
     ``{"value_accuracy", "key_r2"}``, each ``(L, H)``.
     """
-    check_tensor("ys", ys, 2)
+    check_sequences(xs, ys)
     k = xs.shape[1] - 1
     check_positive_int("n_points - 1", k)
     vectors = head_vectors(model, xs, ys)  # (B, L, H, 2n, C/H)
@@ -299,9 +323,10 @@ def baseline_agreement(
         check_tensor(name, value, 1)
         if value.shape != scores.shape:
             raise ValueError(
-                f"{name}: expected shape {tuple(scores.shape)}, got "
+                f"{name}: expected the shape of scores {tuple(scores.shape)}, got "
                 f"{tuple(value.shape)}"
             )
+        check_finite(name, value)
     labels = sign(scores)
     return (
         (labels == model_prediction).double().mean().item(),

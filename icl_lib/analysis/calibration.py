@@ -17,8 +17,16 @@ from collections.abc import Sequence
 
 import torch
 
-from .._checks import check_positive_int, check_prompt, check_real, check_tensor
+from .._checks import (
+    check_finite,
+    check_model,
+    check_positive_int,
+    check_real,
+    check_sequences,
+    check_tensor,
+)
 from ..learners import bayes_posterior_predictive
+from ..models.pfn import BarDistribution
 from ..prompts import PromptBatch
 from .curves import predictions
 
@@ -31,7 +39,7 @@ def _check_batch(batch):
 def _check_pit(u):
     if not isinstance(u, torch.Tensor) or not u.is_floating_point():
         raise TypeError(f"u: expected a float tensor of PIT values, got {u!r:.60}")
-    if bool(((u < 0) | (u > 1)).any()):
+    if not bool(((u >= 0) & (u <= 1)).all()):  # NaN fails too
         raise ValueError("u: expected PIT values in [0, 1], got values outside")
 
 
@@ -51,7 +59,23 @@ def exact_predictive(batch: PromptBatch, noise_std: float, prior_std: float = 1.
 
 
 def gaussian_log_density(mean, var, y) -> torch.Tensor:
-    """``log N(y; mean, var)`` elementwise."""
+    """``log N(y; mean, var)`` elementwise: three tensors of one shape, ``var > 0``."""
+    if not isinstance(y, torch.Tensor):
+        raise TypeError(f"y: expected a torch.Tensor, got {type(y).__name__}")
+    for name, value in (("mean", mean), ("var", var)):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(
+                f"{name}: expected a torch.Tensor, got {type(value).__name__}"
+            )
+        if value.shape != y.shape:
+            raise ValueError(
+                f"{name}: expected the shape of y {tuple(y.shape)}, got "
+                f"{tuple(value.shape)}"
+            )
+    for name, value in (("mean", mean), ("var", var), ("y", y)):
+        check_finite(name, check_tensor(name, value, y.ndim))
+    if not bool((var > 0).all()):
+        raise ValueError("var: expected variances > 0, got some <= 0")
     return -0.5 * (torch.log(2 * math.pi * var) + (y - mean) ** 2 / var)
 
 
@@ -65,6 +89,7 @@ def exact_nll_curve(batch: PromptBatch, noise_std: float) -> torch.Tensor:
 def nll_curve(model, batch: PromptBatch) -> torch.Tensor:
     """A model's mean negative log-likelihood of the label at every context size:
     ``(n,)``."""
+    check_model("model", model, "eval", "log_predictive")
     _check_batch(batch)
     with torch.no_grad():
         return -model.eval().log_predictive(batch.xs, batch.ys).mean(0)
@@ -73,6 +98,7 @@ def nll_curve(model, batch: PromptBatch) -> torch.Tensor:
 def pit(model, batch: PromptBatch) -> torch.Tensor:
     """The probability integral transform ``F_k(y_k)`` of every label under the
     model's predictive from the examples before it: ``(B, n)``."""
+    check_model("model", model, "eval", "predictive_params", "cdf")
     _check_batch(batch)
     with torch.no_grad():
         params = model.eval().predictive_params(batch.xs, batch.ys)
@@ -98,8 +124,13 @@ def coverage(u: torch.Tensor, level: float = 0.9) -> float:
 
 def calibration_curve(u: torch.Tensor, levels: Sequence[float]) -> torch.Tensor:
     """The observed share of labels below each nominal quantile level ``q``:
-    ``P(u <= q)``, ``(len(levels),)``; the diagonal is perfect calibration."""
+    ``P(u <= q)``, ``(len(levels),)``; the diagonal is perfect calibration. ``u``:
+    PIT values of any shape."""
     _check_pit(u)
+    if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
+        raise TypeError(
+            f"levels: expected a sequence of numbers, got {type(levels).__name__}"
+        )
     q = torch.as_tensor(list(levels), dtype=torch.float64)
     if q.ndim != 1 or not bool(((q >= 0) & (q <= 1)).all()):  # NaN fails too
         raise ValueError(f"levels: expected numbers in [0, 1], got {list(levels)}")
@@ -114,14 +145,22 @@ def predictive_band(model, xs, ys, direction, ts, *, noise_std: float, z=1.645):
     ``model_mean``, ``model_lo``, ``model_hi`` (mean -+ ``z`` standard deviations; the
     model must have a Gaussian head) and the same for ``exact_*``.
     """
-    B, k, d = check_prompt(xs, ys, xs.new_zeros(xs.shape[0], xs.shape[2]))
+    check_model("model", model, "eval", "predictive_params", "gaussian")
+    B, k, d = check_sequences(xs, ys)
     if B != 1:
         raise ValueError(f"xs: expected one context (B = 1), got B = {B}")
     z = check_real("z", z, minimum=0.0, strict=True)
     direction = check_tensor("direction", direction, 1).to(xs)
     if direction.shape[0] != d:
         raise ValueError(f"direction: expected {d} entries, got {direction.shape[0]}")
-    ts = torch.as_tensor(ts, dtype=xs.dtype)
+    check_finite("direction", direction)
+    if not isinstance(ts, torch.Tensor):
+        if isinstance(ts, (str, bytes)) or not hasattr(ts, "__iter__"):
+            raise TypeError(
+                f"ts: expected a sequence of numbers, got {type(ts).__name__}"
+            )
+        ts = torch.as_tensor([check_real("ts[i]", t) for t in ts])
+    ts = check_finite("ts", check_tensor("ts", ts.to(xs.dtype), 1))
     check_positive_int("len(ts)", ts.numel())
     queries = ts.unsqueeze(1) * direction  # (T, d)
     T = queries.shape[0]
@@ -152,6 +191,8 @@ def bucket_cost(batch: PromptBatch, noise_std: float, bars) -> torch.Tensor:
     exact predictive's masses of the buckets, minus its NLL under the exact predictive.
     Its mean is the floor a Riemann head cannot go below on average (Gibbs'
     inequality, bucket by bucket)."""
+    if not isinstance(bars, BarDistribution):
+        raise TypeError(f"bars: expected a BarDistribution, got {type(bars).__name__}")
     mean, var = exact_predictive(batch, noise_std)
     inner = bars.borders.to(mean)[1:-1]  # the tails take everything beyond
     z = (inner - mean.unsqueeze(-1)) / torch.sqrt(2 * var).unsqueeze(-1)
@@ -179,6 +220,7 @@ def exact_mean_gap_curve(
     against the label), so the label noise and the Bayes risk drop out; ``predictor``
     is a model or learner as in :func:`icl_lib.analysis.curves.predictions`.
     """
+    _check_batch(batch)
     mean, _ = exact_predictive(batch.to(dtype=torch.float64), noise_std)
     pred = predictions(predictor, batch, range(batch.n_points)).double()
     return ((pred - mean) ** 2).mean(0)

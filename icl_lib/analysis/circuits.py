@@ -41,7 +41,7 @@ import math
 
 import torch
 
-from .._checks import check_positive_int, check_tensor
+from .._checks import check_finite, check_positive_int, check_tensor
 from ..models.token_gpt import TokenTransformer
 from ..tasks.tokens import check_tokens
 
@@ -195,7 +195,7 @@ def circuit_copying_score(ov: torch.Tensor, tokens: torch.Tensor) -> float:
     sample bounds what the share competes with. Invariant to a positive factor on each
     column of ``ov``.
     """
-    check_tensor("ov", ov, 2)
+    check_finite("ov", check_tensor("ov", ov, 2))
     if ov.shape[0] != ov.shape[1]:
         raise ValueError(f"ov: expected a square (V, V) matrix, got {tuple(ov.shape)}")
     sample = _check_samples(tokens, ov.shape[0])
@@ -260,6 +260,8 @@ def eigenvalue_copying_score(ov: torch.Tensor) -> float:
     check_tensor("ov", ov, 2)
     if ov.shape[0] != ov.shape[1]:
         raise ValueError(f"ov: expected a square (V, V) matrix, got {tuple(ov.shape)}")
+    # LAPACK's eigenvalue routine aborts the whole process on a NaN entry
+    check_finite("ov", ov)
     eig = torch.linalg.eigvals(ov)
     return (eig.sum().real / eig.abs().sum()).item()
 
@@ -272,6 +274,7 @@ def diagonal_accuracy(matrix: torch.Tensor, dim: int = -1) -> float:
     check_tensor("matrix", matrix, 2)
     if matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"matrix: expected a square matrix, got {tuple(matrix.shape)}")
+    check_finite("matrix", matrix)
     if dim not in (0, 1, -1):
         raise ValueError(f"dim: expected 0 or -1, got {dim!r}")
     best = matrix.argmax(dim=dim)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import torch
 
-from .._checks import check_positive_int
+from .._checks import check_float_tensor, check_positive_int, check_real
 from ..prompts import PromptBatch
 
 
@@ -29,13 +29,15 @@ def _as_int(value):
         return value
 
 
-def _check_batch(batch, ks) -> list[int]:
+def _check_batch(batch, ks, name: str = "ks[i]") -> list[int]:
+    """``batch`` a PromptBatch, ``ks`` context sizes below its ``n_points`` (``name``
+    is what an error calls one of them)."""
     if not isinstance(batch, PromptBatch):
         raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
     ks = [
         # NumPy integers (np.arange) count as ints; bools and floats do not
         check_positive_int(
-            "ks[i]", k if isinstance(k, (bool, float)) else _as_int(k), minimum=0
+            name, k if isinstance(k, (bool, float)) else _as_int(k), minimum=0
         )
         for k in ks
     ]
@@ -119,7 +121,7 @@ def error_with_se(
     when ``normalise``), the scale on which a Monte Carlo estimate is compared with its
     closed form.
     """
-    (k,) = _check_batch(batch, [k])
+    (k,) = _check_batch(batch, [k], name="k")
     if batch.batch_size < 2:
         raise ValueError(
             "batch: expected at least 2 prompts for a standard error, got "
@@ -157,11 +159,14 @@ def excess_error_curve(
 def sign(values: torch.Tensor) -> torch.Tensor:
     """``+1`` where ``values >= 0``, else ``-1`` (a classifier's label from its
     score)."""
+    check_float_tensor("values", values)
     return torch.where(values >= 0, 1.0, -1.0).to(values.dtype)
 
 
 def accuracy(scores: torch.Tensor, labels: torch.Tensor) -> float:
     """Fraction of ``sign(scores)`` equal to ``labels`` in ``{-1, +1}``."""
+    check_float_tensor("scores", scores)
+    check_float_tensor("labels", labels)
     if scores.shape != labels.shape:
         raise ValueError(
             f"labels: expected the shape of scores {tuple(scores.shape)}, got "
@@ -179,10 +184,15 @@ def accuracy_curve(predictor, batch: PromptBatch, ks: Sequence[int]) -> torch.Te
 
 
 def _logged(curve, key) -> tuple[list, list]:
-    if not isinstance(curve, dict) or "step" not in curve or key not in curve:
+    if not isinstance(curve, dict) or "step" not in curve:
         raise ValueError(
-            f"curve: expected a manifest curve with 'step' and {key!r}, got "
+            "curve: expected a manifest curve (a dict with 'step'), got "
             f"{sorted(curve) if isinstance(curve, dict) else type(curve).__name__}"
+        )
+    if not isinstance(key, str) or key == "step" or key not in curve:
+        raise ValueError(
+            f"key: expected a logged quantity of the curve, one of "
+            f"{sorted(k for k in curve if k != 'step')}, got {key!r}"
         )
     return list(curve["step"]), list(curve[key])
 
@@ -191,6 +201,9 @@ def logged_range(curve: dict, start: int, stop: int | None = None, *, key="loss"
     """``(min, max)`` of a logged training curve (a manifest's ``curve``) over the
     steps ``start <= step`` (``< stop``): how flat a plateau is."""
     steps, values = _logged(curve, key)
+    check_positive_int("start", start, minimum=0)
+    if stop is not None:
+        check_positive_int("stop", stop, minimum=0)
     inside = [
         v
         for s, v in zip(steps, values, strict=True)
@@ -207,6 +220,7 @@ def first_step_below(curve: dict, level: float, *, key="loss") -> int | None:
     """The first logged step whose ``key`` is below ``level`` (None if never): when a
     run leaves a plateau."""
     steps, values = _logged(curve, key)
+    level = check_real("level", level)
     return next((s for s, v in zip(steps, values, strict=True) if v < level), None)
 
 
@@ -214,6 +228,7 @@ def settled_step(curve: dict, level: float, *, key="loss") -> int | None:
     """The first logged step from which ``key`` stays at most ``level`` to the end of
     the run (None if the last value is above it): when a goal is reached for good."""
     steps, values = _logged(curve, key)
+    level = check_real("level", level)
     settled = None
     for s, v in zip(steps, values, strict=True):
         if v > level:
@@ -265,6 +280,7 @@ def power_law_budget(
     steps, values = _logged(curve, key)
     if not (isinstance(level, int | float) and 0 < level < float("inf")):
         raise ValueError(f"level: expected a positive finite number, got {level!r}")
+    from_fraction = check_real("from_fraction", from_fraction, minimum=0.0)
     if not 0 <= from_fraction < 1:
         raise ValueError(
             f"from_fraction: expected a number in [0, 1), got {from_fraction!r}"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_real, check_tensor
+from .._checks import check_finite, check_real, check_tensor
 from ..models.token_gpt import TokenTransformer
 from ..tasks.induction import RepeatedTokensBatch, induction_targets
 from ..tasks.tokens import check_tokens
@@ -39,10 +39,10 @@ def _check_model(model) -> TokenTransformer:
     return model
 
 
-def _check_batch(batch) -> RepeatedTokensBatch:
+def _check_batch(batch, name: str = "batch") -> RepeatedTokensBatch:
     if not isinstance(batch, RepeatedTokensBatch):
         raise TypeError(
-            f"batch: expected a RepeatedTokensBatch, got {type(batch).__name__}"
+            f"{name}: expected a RepeatedTokensBatch, got {type(batch).__name__}"
         )
     return batch
 
@@ -76,14 +76,16 @@ def token_losses(model: TokenTransformer, tokens: torch.Tensor) -> torch.Tensor:
 def loss_by_position(losses: torch.Tensor) -> torch.Tensor:
     """The per-token loss curve: ``losses (B, T - 1)`` averaged over sequences,
     ``(T - 1,)``."""
-    return check_tensor("losses", losses, 2).mean(0)
+    return check_finite("losses", check_tensor("losses", losses, 2)).mean(0)
 
 
 def masked_mean(losses: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean of ``losses (B, P)`` over the True entries of ``mask (B, P)`` (pooled over
     sequences); ``ValueError`` if ``mask`` selects nothing."""
-    check_tensor("losses", losses, 2)
+    check_finite("losses", check_tensor("losses", losses, 2))
     check_tensor("mask", mask, 2, floating=False)
+    if mask.dtype != torch.bool:
+        raise TypeError(f"mask: expected dtype torch.bool, got {mask.dtype}")
     if mask.shape != losses.shape:
         raise ValueError(
             f"mask: expected the shape of losses {tuple(losses.shape)}, got "
@@ -100,7 +102,7 @@ def repeat_losses(losses: torch.Tensor, batch: RepeatedTokensBatch) -> dict:
     the first occurrence (``first_mask``), from ``losses (B, T - 1)`` of
     :func:`token_losses` on ``batch``."""
     _check_batch(batch)
-    check_tensor("losses", losses, 2)
+    check_finite("losses", check_tensor("losses", losses, 2))
     if losses.shape != (batch.batch_size, batch.n_points - 1):
         raise ValueError(
             f"losses: expected shape (B, T - 1) = "
@@ -133,7 +135,7 @@ def icl_score(model: TokenTransformer, batch: RepeatedTokensBatch) -> float:
 def positional_icl_score(losses: torch.Tensor, early: int, late: int) -> float:
     """Olsson et al.'s ICL score: the mean loss at position ``late`` minus at
     ``early`` (columns of ``losses (B, T - 1)``), in nats."""
-    check_tensor("losses", losses, 2)
+    check_finite("losses", check_tensor("losses", losses, 2))
     P = losses.shape[1]
     for name, value in (("early", early), ("late", late)):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < P:
@@ -157,7 +159,7 @@ def attention_patterns(model: TokenTransformer, tokens: torch.Tensor) -> torch.T
 
 
 def _check_patterns(patterns, tokens) -> None:
-    check_tensor("patterns", patterns, 5)
+    check_finite("patterns", check_tensor("patterns", patterns, 5))
     check_tokens(tokens)
     B, T = tokens.shape
     if patterns.shape[0] != B or patterns.shape[-2:] != (T, T):
@@ -192,7 +194,7 @@ def prefix_matching_from_patterns(
 def previous_token_from_patterns(patterns: torch.Tensor) -> torch.Tensor:
     """Previous-token score of every head, ``(L, H)``: the attention from ``t`` to
     ``t - 1``, averaged over batch and positions ``t >= 1``."""
-    check_tensor("patterns", patterns, 5)
+    check_finite("patterns", check_tensor("patterns", patterns, 5))
     if patterns.shape[-1] < 2:
         raise ValueError("patterns: expected at least 2 positions, got 1")
     return patterns.diagonal(offset=-1, dim1=-2, dim2=-1).mean((0, -1))
@@ -209,7 +211,7 @@ def attention_by_distance(
     A head that bets on positions shows a window of distances; a previous-token head
     a peak at ``d = 1``. Chapter 6 reads the one-layer model with it.
     """
-    check_tensor("patterns", patterns, 5)
+    check_finite("patterns", check_tensor("patterns", patterns, 5))
     T = patterns.shape[-1]
     if patterns.shape[-2] != T:
         raise ValueError(
@@ -238,12 +240,25 @@ def head_scores(model: TokenTransformer, probe: RepeatedTokensBatch) -> dict:
     repeated_random_tokens`) or on any batch of repeated tokens, such as training
     documents, which hold one target token more than the model reads: a batch longer
     than the model's ``n_ctx`` is read up to ``n_ctx`` tokens."""
-    tokens = _check_batch(probe).tokens[:, : model.config.n_ctx]
+    _check_model(model)
+    tokens = _check_batch(probe, "probe").tokens[:, : model.config.n_ctx]
     patterns = attention_patterns(model, tokens)
     return {
         "prefix_matching": prefix_matching_from_patterns(patterns, tokens),
         "previous_token": previous_token_from_patterns(patterns),
     }
+
+
+def _as_float64(name: str, values) -> torch.Tensor:
+    """A sequence of numbers as a float64 tensor, or an error naming it."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name}: expected a sequence of numbers, got a string")
+    try:
+        return torch.as_tensor(values, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise TypeError(
+            f"{name}: expected a sequence of numbers, got {type(values).__name__}"
+        ) from error
 
 
 def change_step(
@@ -261,8 +276,7 @@ def change_step(
     step of steepest slope, does not jump between two surges of one curve; the
     crossings at 0.1 and 0.9 bound the width of a transition.
     """
-    steps = torch.as_tensor(steps, dtype=torch.float64)
-    values = torch.as_tensor(values, dtype=torch.float64)
+    steps, values = _as_float64("steps", steps), _as_float64("values", values)
     if steps.ndim != 1 or values.shape != steps.shape or steps.numel() < 2:
         raise ValueError(
             "steps, values: expected two 1-D sequences of one length >= 2, got shapes "
@@ -273,8 +287,8 @@ def change_step(
     for name, seq in (("steps", steps), ("values", values)):
         if not bool(torch.isfinite(seq).all()):
             raise ValueError(f"{name}: expected finite numbers, got {seq.tolist()}")
-    if not (steps.diff() > 0).all():
-        raise ValueError("steps: expected strictly increasing steps")
+    if not (steps.diff() > 0).all() or steps[0] < 0:
+        raise ValueError("steps: expected strictly increasing steps from 0 or later")
     fraction = check_real("fraction", fraction, minimum=0.0, strict=True)
     if not fraction < 1:
         raise ValueError(f"fraction: expected a number in (0, 1), got {fraction}")

@@ -23,6 +23,11 @@ def label_influence(predictor, batch: PromptBatch, k: int) -> torch.Tensor:
     differentiable predictor: a model, or a learner of :mod:`icl_lib.learners` wrapped
     with ``predict``); ``batch`` must hold more than ``k`` points.
     """
+    return _label_influence(predictor, batch, k, "predictor")
+
+
+def _label_influence(predictor, batch, k: int, name: str) -> torch.Tensor:
+    """:func:`label_influence`, an error naming the predictor's argument ``name``."""
     if not isinstance(batch, PromptBatch):
         raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
     check_positive_int("k", k)
@@ -33,7 +38,7 @@ def label_influence(predictor, batch: PromptBatch, k: int) -> torch.Tensor:
     predict = getattr(predictor, "predict", predictor)
     if not callable(predict):
         raise TypeError(
-            "predictor: expected a model with predict(xs, ys, x_query) or a callable, "
+            f"{name}: expected a model with predict(xs, ys, x_query) or a callable, "
             f"got {type(predictor).__name__}"
         )
     ys = batch.ys[:, :k].detach().clone().requires_grad_(True)
@@ -48,4 +53,6 @@ def influence_ratio(predictor, reference, batch: PromptBatch, k: int) -> torch.T
     """``label_influence(predictor) / label_influence(reference)`` per position
     ``j < k``: ``(k,)``, 1 where the predictor uses example ``j`` as the reference
     does, near 0 where it ignores it."""
-    return label_influence(predictor, batch, k) / label_influence(reference, batch, k)
+    return label_influence(predictor, batch, k) / _label_influence(
+        reference, batch, k, "reference"
+    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import check_positive_int, check_real
+from .._checks import check_model, check_positive_int, check_real
 from ..learners.bayes import gaussian_kl, gaussian_posterior, mixture_posterior
 from ..prompts import PromptBatch
 from ..runtime import make_generator
@@ -39,6 +39,7 @@ def posterior_kl_curve(
     posterior is that of ``w ~ N(0, I)`` and label noise ``noise_std``
     (:func:`icl_lib.learners.bayes.gaussian_posterior`), computed in float64.
     """
+    check_model("model", model, "eval", "posterior")
     _check_batch(batch, "w")
     noise_std = check_real("noise_std", noise_std, minimum=0.0, strict=True)
     with torch.no_grad():
@@ -76,11 +77,15 @@ def implied_task_vectors(
     queries is the implied ``w_hat``. It is exact when the model's prediction is
     linear in the query, as every Bayes predictor here is.
     """
+    check_model("model", model, "eval", "predict")
     if not isinstance(batch, PromptBatch):
         raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
     B, n, d = batch.xs.shape
     Q = 2 * d + 1 if n_queries is None else n_queries  # 0 is an error, not the default
     Q = check_positive_int("n_queries", Q, minimum=d)
+    if isinstance(ks, (str, bytes)) or not hasattr(ks, "__iter__"):
+        raise TypeError(f"ks: expected a sequence of ints, got {type(ks).__name__}")
+    ks = [check_positive_int("ks[i]", k, minimum=0) for k in ks]
     queries = torch.randn(Q, d, generator=make_generator(seed)).to(batch.xs)
     out = []
     with torch.no_grad():
@@ -149,6 +154,7 @@ def readout_errors(
     ``E ||mu_k||^2``. A model trained to predict holds the first; a posterior head needs
     the second (chapter 4).
     """
+    check_model("model", model, "eval", "hidden")
     _check_batch(batch, "w")
     noise_std = check_real("noise_std", noise_std, minimum=0.0, strict=True)
     B, n, d = batch.xs.shape

@@ -9,14 +9,16 @@ from collections.abc import Sequence
 
 import torch
 
-from .._checks import check_finite, check_positive_int, check_tensor
+from .._checks import check_finite, check_model, check_positive_int, check_tensor
 from ..models.associative_memory import AssociativeMemory, random_signs
+from ..runtime import make_generator
 from ..tasks.recall import RecallBatch, associative_recall
 
 
 def recall_accuracy(model, batch: RecallBatch) -> float:
     """Fraction of queries whose most likely next token (over the whole vocabulary)
     is the right value; ``model(tokens) -> logits (B, T, V)``."""
+    check_model("model", model, "eval", "__call__")
     if not isinstance(batch, RecallBatch):
         raise TypeError(f"batch: expected a RecallBatch, got {type(batch).__name__}")
     Q = batch.n_queries
@@ -35,6 +37,7 @@ def recall_answers(model, batch: RecallBatch) -> dict[str, object]:
     * ``"by_pair"``: ``(P,)`` float64, the fraction of answers equal to the value of
       pair ``j`` (these can sum to more than 1, as values repeat).
     """
+    check_model("model", model, "eval", "__call__")
     if not isinstance(batch, RecallBatch):
         raise TypeError(f"batch: expected a RecallBatch, got {type(batch).__name__}")
     P = int(batch.concepts[0])
@@ -66,6 +69,7 @@ def recall_curve(
     """Recall accuracy for each number of pairs in ``pairs``: ``(len(pairs),)``,
     float64. The sequences of ``P`` pairs are drawn with seed ``seed + P``, so every
     model sees the same ones."""
+    check_model("model", model, "eval", "__call__")
     check_positive_int("size", size)
     check_positive_int("seed", seed, minimum=0)
     values = []
@@ -140,11 +144,11 @@ def sign_recall_accuracy(
             f"memory: expected an AssociativeMemory, got {type(memory).__name__}"
         )
     check_positive_int("n_prompts", n_prompts)
+    generator = make_generator(seed)  # checked even where the values are enumerated
     P = memory.n_pairs
     if 2**P <= n_prompts:
         bits = (torch.arange(2**P)[:, None] >> torch.arange(P)) & 1  # (2^P, P)
         values = bits.double() * 2 - 1
     else:
-        generator = torch.Generator().manual_seed(seed)
         values = random_signs(n_prompts, P, generator).double()
     return (values * memory.read(values) > 0).double().mean().item()

@@ -17,13 +17,14 @@ by noise level, a tuned learner's curve, and linear probes of the residual strea
 
 from __future__ import annotations
 
+import inspect
 import operator
 from collections.abc import Mapping, Sequence
 from functools import partial
 
 import torch
 
-from .._checks import check_positive_int, check_real, check_tensor
+from .._checks import check_finite, check_positive_int, check_real, check_tensor
 from ..models.gpt import EVAL_CHUNK
 from ..prompts import PromptBatch
 from ..tasks import linear_regression
@@ -78,6 +79,8 @@ def squared_errors(
     ``(B, len(ks))`` float64, NaN for ``k < min_context`` (where the predictor is not
     called). Its column means are :func:`~icl_lib.analysis.curves.error_curve` with
     ``normalise=False``; the rows give standard errors (:func:`error_ratio`)."""
+    if not isinstance(batch, PromptBatch):
+        raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
     ks = _ints(ks)
     check_positive_int("min_context", min_context, minimum=0)
     out = torch.full((batch.batch_size, len(ks)), float("nan"), dtype=torch.float64)
@@ -147,12 +150,21 @@ def error_ratio(
             f"{getattr(numerator, 'shape', type(numerator).__name__)}"
         )
     check_tensor("numerator", numerator, numerator.dim())
-    check_tensor("denominator", denominator, numerator.dim())
+    if not isinstance(denominator, torch.Tensor):
+        raise TypeError(
+            f"denominator: expected a torch.Tensor, got {type(denominator).__name__}"
+        )
     if numerator.shape != denominator.shape:
         raise ValueError(
             f"denominator: expected the shape of numerator {tuple(numerator.shape)}, "
             f"got {tuple(denominator.shape)}"
         )
+    check_tensor("denominator", denominator, numerator.dim())
+    # NaN marks a context size a predictor was not asked (squared_errors'
+    # min_context) and passes into that column's ratio; an infinite error is refused
+    for name, value in (("numerator", numerator), ("denominator", denominator)):
+        if bool(torch.isinf(value).any()):
+            raise ValueError(f"{name}: expected finite errors or NaN, got inf")
     if numerator.shape[0] < 2:
         raise ValueError(
             f"numerator: expected errors of n >= 2 prompts, got {numerator.shape[0]}"
@@ -204,12 +216,38 @@ def grouped_error_ratio(
     return torch.stack([r for r, _ in pairs]), torch.stack([s for _, s in pairs])
 
 
+def _check_learner_param(learner, param) -> None:
+    """``learner`` a callable that takes the keyword ``param``."""
+    if not callable(learner):
+        raise TypeError(f"learner: expected a callable, got {type(learner).__name__}")
+    if not isinstance(param, str):
+        raise TypeError(f"param: expected a str, got {type(param).__name__}")
+    try:
+        parameters = inspect.signature(learner).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: take it on trust
+        return
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    if param not in parameters and not takes_any:
+        raise ValueError(
+            f"param: expected a keyword of the learner, one of {list(parameters)}, "
+            f"got {param!r}"
+        )
+
+
 class TunedLearner:
     """A learner whose hyperparameter depends on the context size: ``choices[k]`` is
     used on contexts of ``k`` examples (see :func:`tuned_learner`). Calling it on a
     context size without a choice raises."""
 
     def __init__(self, learner, choices: Mapping[int, float], param: str = "lam"):
+        _check_learner_param(learner, param)
+        if not isinstance(choices, Mapping):
+            raise TypeError(
+                f"choices: expected a mapping k -> value, got {type(choices).__name__}"
+            )
+        for k, value in choices.items():
+            check_positive_int("choices (a context size)", k, minimum=0)
+            check_real(f"choices[{k}]", value)
         self.learner, self.choices, self.param = learner, dict(choices), param
 
     def __call__(self, xs, ys, x_query):
@@ -234,8 +272,11 @@ def tuned_learner(
     value of smallest error on ``tune_batch`` (an oracle choice, made on prompts kept
     apart from those it is scored on; chapter 5 tunes the Lasso's and ridge's
     penalties this way)."""
-    if not callable(learner):
-        raise TypeError(f"learner: expected a callable, got {type(learner).__name__}")
+    _check_learner_param(learner, param)
+    if not isinstance(tune_batch, PromptBatch):
+        raise TypeError(
+            f"tune_batch: expected a PromptBatch, got {type(tune_batch).__name__}"
+        )
     if not isinstance(grid, (list, tuple)) or not grid:
         raise TypeError(f"grid: expected a non-empty list of values, got {grid!r}")
     grid = [check_real(f"grid[{i}]", v) for i, v in enumerate(grid)]
@@ -270,6 +311,8 @@ def noise_sweep(
     per level, the same inputs and tasks for every level (seed ``seed``).
     """
     predictors = _check_predictors(predictors)
+    check_positive_int("n_points", n_points)
+    check_positive_int("n_prompts", n_prompts)
     if not isinstance(noise_levels, (list, tuple)) or not noise_levels:
         raise TypeError(
             f"noise_levels: expected a non-empty list of levels, got {noise_levels!r}"
@@ -308,6 +351,8 @@ def residual_features(
         )
     if token not in ("query", "label"):
         raise ValueError(f"token: expected 'query' or 'label', got {token!r}")
+    if not isinstance(batch, PromptBatch):
+        raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
     ks = _ints(ks)
     low = 0 if token == "query" else 1
     if not ks or max(ks) >= batch.n_points or min(ks) < low:
@@ -346,7 +391,7 @@ def probe_accuracy(
         features: ``(B, C)``.
         labels: ``(B,)`` integers in ``{0, 1}``.
     """
-    check_tensor("features", features, 2)
+    check_finite("features", check_tensor("features", features, 2))
     check_tensor("labels", labels, 1, floating=False)
     if labels.shape[0] != features.shape[0]:
         raise ValueError(
@@ -405,7 +450,7 @@ def bayes_label_accuracy(posterior: torch.Tensor, labels: torch.Tensor) -> float
     """Accuracy of the most probable label under ``posterior (B, G)`` against
     ``labels (B,)``: the best any read-out of the context can do when the posterior is
     exact (the probe's ceiling, e.g. :func:`icl_lib.learners.noise_posterior`)."""
-    check_tensor("posterior", posterior, 2)
+    check_finite("posterior", check_tensor("posterior", posterior, 2))
     check_tensor("labels", labels, 1, floating=False)
     if labels.shape[0] != posterior.shape[0]:
         raise ValueError(

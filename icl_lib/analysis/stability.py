@@ -141,16 +141,30 @@ def dilution_ratio(curve: StabilityCurve, start: int, stop: int) -> float:
     return float(stop * change[ms.index(stop)] / (start * change[ms.index(start)]))
 
 
+def _float_array(name: str, values) -> np.ndarray:
+    """A sequence of numbers as a float array, or an error naming it."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name}: expected a sequence of numbers, got a string")
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"{name}: expected a sequence of numbers, got {type(values).__name__}"
+        ) from error
+
+
 def loglog_slope(ms: Sequence[float], values: Sequence[float]) -> float:
     """Least-squares slope of ``log values`` against ``log ms`` (-1 for ``K / m``)."""
-    ms, values = np.asarray(ms, dtype=float), np.asarray(values, dtype=float)
+    ms, values = _float_array("ms", ms), _float_array("values", values)
     if ms.shape != values.shape or ms.ndim != 1 or ms.size < 2:
         raise ValueError(
             "values: expected a 1-D array of the shape of ms, with at least 2 points, "
             f"got shapes {values.shape} and {ms.shape}"
         )
-    if np.any(ms <= 0) or np.any(values <= 0):
+    if not (np.all(ms > 0) and np.all(values > 0)):  # NaN fails too
         raise ValueError("values: expected positive ms and values (a log-log fit)")
+    if not (np.all(np.isfinite(ms)) and np.all(np.isfinite(values))):
+        raise ValueError("values: expected finite ms and values")
     return float(np.polyfit(np.log(ms), np.log(values), 1)[0])
 
 

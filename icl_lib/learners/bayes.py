@@ -23,7 +23,13 @@ from typing import NamedTuple
 
 import torch
 
-from .._checks import check_prompt, check_real, check_sequences, check_tensor
+from .._checks import (
+    check_finite,
+    check_prompt,
+    check_real,
+    check_sequences,
+    check_tensor,
+)
 
 
 class GaussianPosterior(NamedTuple):
@@ -52,6 +58,8 @@ def _prior(name, mean, cov, d, like):
             f"{name}_mean, {name}_cov: expected shapes ({d},) and ({d}, {d}) for "
             f"d = {d}, got {tuple(mean.shape)} and {tuple(cov.shape)}"
         )
+    check_finite(f"{name}_mean", mean)
+    check_finite(f"{name}_cov", cov)
     return mean, cov
 
 
@@ -70,7 +78,12 @@ def gaussian_posterior(
     sigma = check_real("noise_std", noise_std, minimum=0.0, strict=True)
     SX = S @ xs.transpose(1, 2)  # (B, d, k)
     G = xs @ SX + sigma**2 * torch.eye(k, dtype=xs.dtype, device=xs.device)
-    chol = torch.linalg.cholesky(G)  # (B, k, k)
+    chol, info = torch.linalg.cholesky_ex(G)  # (B, k, k)
+    if bool(info.any()):  # sigma^2 I + X S X^T fails only for an S that is not PSD
+        raise ValueError(
+            "prior_cov: expected a positive semi-definite covariance, got one that "
+            "is not"
+        )
     resid = (ys - xs @ m).unsqueeze(-1)  # (B, k, 1)
     alpha = torch.cholesky_solve(resid, chol)  # G^{-1} (y - X m)
     mean = m + (SX @ alpha).squeeze(-1)
@@ -106,9 +119,9 @@ def mixture_posterior(
         noise_std: the label noise ``sigma > 0``.
     """
     B, k, d = check_sequences(xs, ys)
-    means = check_tensor("means", means, 2)
-    covs = check_tensor("covs", covs, 3)
-    weights = check_tensor("weights", weights, 1).to(xs)
+    means = check_finite("means", check_tensor("means", means, 2))
+    covs = check_finite("covs", check_tensor("covs", covs, 3))
+    weights = check_finite("weights", check_tensor("weights", weights, 1)).to(xs)
     C = weights.shape[0]
     if means.shape[0] != C or covs.shape[0] != C:
         raise ValueError(
@@ -164,8 +177,17 @@ def gaussian_kl(mean_p, cov_p, mean_q, cov_q) -> torch.Tensor:
             f"mean_p {tuple(mean_p.shape)}, got {tuple(cov_q.shape)} and "
             f"{tuple(mean_q.shape)}"
         )
+    for name, value in (
+        ("mean_p", mean_p),
+        ("cov_p", cov_p),
+        ("mean_q", mean_q),
+        ("cov_q", cov_q),
+    ):
+        check_finite(name, value)
     d = mean_p.shape[-1]
-    chol_q = torch.linalg.cholesky(cov_q)
+    chol_q, info = torch.linalg.cholesky_ex(cov_q)
+    if bool(info.any()):
+        raise ValueError("cov_q: expected positive definite covariances, got one not")
     trace = torch.cholesky_solve(cov_p, chol_q).diagonal(dim1=-2, dim2=-1).sum(-1)
     diff = (mean_q - mean_p).unsqueeze(-1)
     quad = (diff * torch.cholesky_solve(diff, chol_q)).sum((-2, -1))

@@ -26,8 +26,15 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_positive_int, check_prompt, check_real, check_tensor
-from ..kernels import KERNELS, check_pair, kernel_matrix, log_kernel
+from .._checks import (
+    check_finite,
+    check_per_prompt,
+    check_positive_int,
+    check_prompt,
+    check_real,
+    check_tensor,
+)
+from ..kernels import KERNELS, kernel_matrix, log_kernel
 
 
 def _smoother_weights(xs, x_query, kernel, params):
@@ -40,8 +47,7 @@ def _smoother_weights(xs, x_query, kernel, params):
         )
     if kernel not in ("exp", "gaussian"):
         return kernel_matrix(x_query.unsqueeze(1), xs, kernel, **params).squeeze(1)
-    check_pair(x_query.unsqueeze(1), xs)
-    inner = x_query.unsqueeze(1) @ xs.transpose(1, 2)
+    inner = x_query.unsqueeze(1) @ xs.transpose(1, 2)  # log_kernel checks the pair
     log_k = log_kernel(
         x_query.unsqueeze(1),
         xs,
@@ -91,6 +97,13 @@ def nadaraya_watson_weights(
     :func:`nadaraya_watson`: ``(B, N)``."""
     check_tensor("xs", xs, 3)
     check_tensor("x_query", x_query, 2)
+    if x_query.shape != (xs.shape[0], xs.shape[2]):
+        raise ValueError(
+            f"x_query: expected shape (B, d) = {(xs.shape[0], xs.shape[2])} to match "
+            f"xs, got {tuple(x_query.shape)}"
+        )
+    check_finite("xs", xs)
+    check_finite("x_query", x_query)
     if kernel not in KERNELS or kernel == "linear":
         raise ValueError(
             "kernel: expected a non-negative kernel ('gaussian', 'exp' or 'relu'), got "
@@ -138,7 +151,7 @@ def attention_regression_curve(xs, ys, grid, temperature: float) -> torch.Tensor
     """
     check_tensor("xs", xs, 1)
     check_tensor("ys", ys, 1)
-    check_tensor("grid", grid, 1)
+    check_finite("grid", check_tensor("grid", grid, 1))
     G = grid.shape[0]
     return attention_regression(
         xs.reshape(1, -1, 1).expand(G, -1, 1),
@@ -220,6 +233,14 @@ def majority_vote(xs, ys, x_query) -> torch.Tensor:
     return ys.mean(-1)
 
 
+def _sequence(name: str, values) -> list:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(
+            f"{name}: expected a sequence of numbers, got {type(values).__name__}"
+        )
+    return list(values)
+
+
 def fit_attention_temperature(xs, ys, x_query, target, temperatures):
     """The temperature of a softmax smoother (:func:`attention_regression`, no key
     bias) whose sign agrees most often with ``target`` labels ``(B,)`` in
@@ -228,8 +249,11 @@ def fit_attention_temperature(xs, ys, x_query, target, temperatures):
     Returns ``(temperature, agreement)``: the best of ``temperatures`` (the first on a
     tie) and its agreement rate.
     """
-    check_tensor("target", target, 1)
-    temperatures = [check_real("temperatures[i]", t) for t in temperatures]
+    check_per_prompt("target", target, check_prompt(xs, ys, x_query)[0])
+    temperatures = [
+        check_real("temperatures[i]", t)
+        for t in _sequence("temperatures", temperatures)
+    ]
     if not temperatures:
         raise ValueError("temperatures: expected at least one value, got none")
     agreement = [
@@ -255,8 +279,10 @@ def best_nadaraya_watson_error(xs, ys, x_query, y_query, bandwidths):
     Returns ``(error, bandwidth)``; the bandwidth is chosen on the same prompts, so the
     error is optimistic for the smoother (a favour to the baseline).
     """
-    check_tensor("y_query", y_query, 1)
-    bandwidths = [check_real("bandwidths[i]", h) for h in bandwidths]
+    check_per_prompt("y_query", y_query, check_prompt(xs, ys, x_query)[0])
+    bandwidths = [
+        check_real("bandwidths[i]", h) for h in _sequence("bandwidths", bandwidths)
+    ]
     if not bandwidths:
         raise ValueError("bandwidths: expected at least one value, got none")
     errors = [

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import torch
 
-from .._checks import check_positive_int, check_prompt, check_real
+from .._checks import check_finite, check_positive_int, check_prompt, check_real
 from ..prompts import prompt_matrix
 
 
@@ -259,6 +259,7 @@ def preconditioned_gd(
             f"precond: expected shape (d, d) = {(d, d)} or (B, d, d), got "
             f"{tuple(precond.shape)}"
         )
+    check_finite("precond", precond)
     if precond.dtype != xs.dtype:
         raise TypeError(
             f"precond: expected dtype {xs.dtype} (the dtype of xs), got {precond.dtype}"

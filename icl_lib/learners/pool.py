@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import check_prompt, check_real, check_sequences, check_tensor
+from .._checks import (
+    check_finite,
+    check_prompt,
+    check_real,
+    check_sequences,
+    check_tensor,
+)
 
 _CHUNK = 1 << 24  # residual entries (prompts x examples x tasks) held at once
 
@@ -29,7 +35,7 @@ def pool_posterior(xs, ys, pool, noise_std: float) -> torch.Tensor:
         noise_std: the label noise ``sigma > 0`` the prompts were drawn with.
     """
     B, N, d = check_sequences(xs, ys)
-    pool = check_tensor("pool", pool, 2)
+    pool = check_finite("pool", check_tensor("pool", pool, 2))
     if pool.shape[1] != d:
         raise ValueError(
             f"pool: expected shape (M, d) with d = {d}, got {tuple(pool.shape)}"

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 
-from .._checks import check_positive_int, check_real
+import torch
+
+from .._checks import check_float_tensor, check_positive_int, check_real
 
 
 def _check(d, k, noise_std):
@@ -38,6 +40,7 @@ def gd_step_error(d: int, k: int, step: float, noise_std: float = 0.0) -> float:
 def averaging_error(d: int, k: int, noise_std: float = 0.0) -> float:
     """The averaging estimator (one GD step of size 1):
     ``(d + 1 + sigma^2) / k + sigma^2 / d``."""
+    _check(d, k, noise_std)
     return (
         gd_step_error(d, k, 1.0, noise_std)
         if k > 0
@@ -108,14 +111,31 @@ def noise_floor(d: int, noise_std: float = 0.0) -> float:
     return _check(d, 0, noise_std) ** 2 / d
 
 
+def _check_errors(name: str, errors) -> None:
+    """A finite error: a real number or a float tensor (one value per ``k``)."""
+    if isinstance(errors, torch.Tensor):
+        check_float_tensor(name, errors)
+    else:
+        check_real(name, errors)
+
+
 def excess_error(errors, d: int, noise_std: float = 0.0):
     """Error / d minus :func:`noise_floor`: ``E(<w_hat - w, x_q>)^2 / d``, the part of
     the error a better learner could remove. ``errors`` is a number or a tensor (one
     value per ``k``); the result has the same type."""
+    _check_errors("errors", errors)
     return errors - noise_floor(d, noise_std)
 
 
 def excess_ratio(errors, reference, d: int, noise_std: float = 0.0):
     """``excess_error(errors) / excess_error(reference)``, e.g. a model against the
     Bayes predictor at every ``k``: 1 means no excess over the reference."""
+    _check_errors("errors", errors)
+    _check_errors("reference", reference)
+    if isinstance(errors, torch.Tensor) and isinstance(reference, torch.Tensor):
+        if errors.shape != reference.shape:
+            raise ValueError(
+                f"reference: expected the shape of errors {tuple(errors.shape)}, got "
+                f"{tuple(reference.shape)}"
+            )
     return excess_error(errors, d, noise_std) / excess_error(reference, d, noise_std)

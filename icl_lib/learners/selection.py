@@ -34,7 +34,16 @@ from functools import partial
 
 import torch
 
-from .._checks import check_positive_int, check_prompt, check_real, check_tensor
+from .._checks import (
+    check_finite,
+    check_float_tensor,
+    check_positive_int,
+    check_prompt,
+    check_real,
+    check_sequences,
+    check_tensor,
+)
+from ..runtime import make_generator
 from .linear import ridge
 
 
@@ -48,8 +57,7 @@ def soft_threshold(z: torch.Tensor, threshold: float) -> torch.Tensor:
     It equals ``relu(z - t) - relu(-z - t)``: two ReLU units per coordinate, which is
     how an MLP layer computes it in Bai et al.'s Lasso construction (chapter 5).
     """
-    if not isinstance(z, torch.Tensor):
-        raise TypeError(f"z: expected a torch.Tensor, got {type(z).__name__}")
+    check_float_tensor("z", z)
     t = check_real("threshold", threshold, minimum=0.0)
     return torch.sign(z) * (z.abs() - t).clamp(min=0.0)
 
@@ -67,7 +75,7 @@ def lasso_weights(xs, ys, lam: float, *, sweeps: int = 200) -> torch.Tensor:
         lam: ``lam >= 0``.
         sweeps: passes over the coordinates (``>= 1``).
     """
-    B, N, d = check_prompt(xs, ys, xs.new_zeros(xs.shape[0], xs.shape[2]))
+    B, N, d = check_sequences(xs, ys)
     lam = check_real("lam", lam, minimum=0.0)
     check_positive_int("sweeps", sweeps)
     w = xs.new_zeros(B, d)
@@ -108,7 +116,7 @@ def lasso_exact_weights(xs, ys, lam: float) -> torch.Tensor:
         xs: ``(B, N, d)`` with ``d <= MAX_EXACT_DIM``; ys: ``(B, N)``.
         lam: ``lam > 0`` (with ``lam = 0`` and ``N < d`` the minimiser is not unique).
     """
-    B, N, d = check_prompt(xs, ys, xs.new_zeros(xs.shape[0], xs.shape[2]))
+    B, N, d = check_sequences(xs, ys)
     lam = check_real("lam", lam, minimum=0.0, strict=True)
     if d > MAX_EXACT_DIM:
         raise ValueError(
@@ -207,7 +215,7 @@ def logistic_weights(xs, ys, lam: float = 1.0, *, steps: int = 25) -> torch.Tens
     classification prompts of chapter 5. ``lam > 0`` keeps it finite when the context
     is separable (always, for ``N <= d``).
     """
-    B, N, d = check_prompt(xs, ys, xs.new_zeros(xs.shape[0], xs.shape[2]))
+    B, N, d = check_sequences(xs, ys)
     lam = check_real("lam", lam, minimum=0.0, strict=True)
     check_positive_int("steps", steps)
     _check_binary(ys)
@@ -261,7 +269,7 @@ def logistic_posterior_mean(
     B, N, d = check_prompt(xs, ys, x_query)
     check_positive_int("n_samples", n_samples)
     _check_binary(ys)
-    gen = torch.Generator().manual_seed(seed)
+    gen = make_generator(seed)
     half = torch.randn((n_samples + 1) // 2, d, generator=gen, dtype=torch.float64)
     w = torch.cat((half, -half))  # antithetic pairs: an empty context predicts 0
     q = x_query.double().cpu()
@@ -330,7 +338,7 @@ def validation_losses(xs, ys, candidates, *, n_val: int | None = None):
     tagged +1 and -1). Candidate ``j``'s loss is the mean squared error of its
     predictions, fitted on the training part, at the validation inputs.
     """
-    B, N, d = check_prompt(xs, ys, xs.new_zeros(xs.shape[0], xs.shape[2]))
+    B, N, d = check_sequences(xs, ys)
     candidates = _check_candidates(candidates)
     n_val = _n_val(N, n_val)
     n_fit = N - n_val
@@ -376,7 +384,7 @@ def binary_label_statistic(ys: torch.Tensor) -> torch.Tensor:
     """``max_i | |y_i| - 1 |`` per prompt, ``(B,)``: 0 exactly when every label is
     ``+1`` or ``-1`` (Bai et al. 2023, Lemma 18's test; one attention layer computes a
     version of it). An empty context scores 0."""
-    check_tensor("ys", ys, 2)
+    check_finite("ys", check_tensor("ys", ys, 2))
     if ys.shape[1] == 0:
         return ys.new_zeros(ys.shape[0])
     return (ys.abs() - 1).abs().amax(dim=1)
@@ -450,7 +458,7 @@ def noise_posterior(
     returns the prior. Chapter 5's probe compares the model's read-out of the noise
     level with this, the best any read-out can do.
     """
-    B, N, d = check_prompt(xs, ys, xs.new_zeros(xs.shape[0], xs.shape[2]))
+    B, N, d = check_sequences(xs, ys)
     tau = check_real("prior_std", prior_std, minimum=0.0, strict=True)
     levels, prior = _levels_and_weights(noise_levels, weights, xs)
     if N == 0:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_positive_int, check_real
+from .._checks import check_finite, check_positive_int, check_real, check_tensor
+from ..runtime import make_generator
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,17 @@ class AssociativeMemory:
 
     keys: torch.Tensor
     queries: torch.Tensor
+
+    def __post_init__(self):
+        check_tensor("keys", self.keys, 2)
+        check_tensor("queries", self.queries, 2)
+        if self.queries.shape != self.keys.shape:
+            raise ValueError(
+                f"queries: expected the shape of keys {tuple(self.keys.shape)}, got "
+                f"{tuple(self.queries.shape)}"
+            )
+        check_finite("keys", self.keys)
+        check_finite("queries", self.queries)
 
     @property
     def state_dim(self) -> int:
@@ -70,6 +82,8 @@ def random_signs(
     batch_size: int, n_pairs: int, generator: torch.Generator
 ) -> torch.Tensor:
     """Independent uniform values in {-1, +1}, ``(batch_size, n_pairs)`` float32."""
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("n_pairs", n_pairs)
     bits = torch.randint(0, 2, (batch_size, n_pairs), generator=generator)
     return bits.float() * 2 - 1
 
@@ -97,7 +111,7 @@ def train_associative_memories(
     N_max = max(N for N, _ in sizes)
     P_max = max(P for _, P in sizes)
     # two streams, so that adding a memory to the list leaves the others' data alone
-    starts = torch.Generator().manual_seed(seed)
+    starts = make_generator(seed)
     prompts = torch.Generator().manual_seed(seed + 1_000_003)
     mask = torch.zeros(G, N_max, P_max)
     keys = torch.zeros(G, N_max, P_max)

@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from .._checks import check_positive_int, check_tensor
+from .._checks import check_instance, check_positive_int, check_tensor
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,7 @@ class Attention(nn.Module):
     ``h + W_O softmax(mask(Q K^T / sqrt(C))) V`` on ``LN(h)``."""
 
     def __init__(self, width: int):
+        check_positive_int("width", width)
         super().__init__()
         self.ln = nn.LayerNorm(width)
         self.W_Q = nn.Linear(width, width)
@@ -115,6 +116,9 @@ class BurstyClassifier(nn.Module):
     tokens)."""
 
     def __init__(self, config: BurstyClassifierConfig):
+        check_instance(
+            "config", config, BurstyClassifierConfig, "a BurstyClassifierConfig"
+        )
         super().__init__()
         self.config = config
         seed = torch.initial_seed() % 2**63

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_positive_int, check_tensor
+from .._checks import check_finite, check_positive_int, check_tensor
 from ..prompts import context_and_query
 
 ACTIVATIONS = {"relu": torch.relu, "gelu": F.gelu, "tanh": torch.tanh}
@@ -59,6 +59,8 @@ def check_context(context, x, in_dim: int) -> None:
         raise TypeError(
             f"x: expected dtype {context.dtype} (that of context), got {x.dtype}"
         )
+    check_finite("context", context)
+    check_finite("x", x)
 
 
 class ContextualLayer(nn.Module):

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_positive_int, check_prompt, check_sequences
+from .._checks import check_instance, check_positive_int, check_prompt, check_sequences
 from ..prompts import interleave
 
 
@@ -34,6 +34,8 @@ def prompt_tokens(xs, ys, n_dims: int, n_positions: int) -> torch.Tensor:
     points: ``x`` padded with zeros when ``d < n_dims`` (Garg et al.'s curriculum), an
     error naming the limit when the prompt is too wide or too long."""
     B, n, d = check_sequences(xs, ys)
+    check_positive_int("n_dims", n_dims)
+    check_positive_int("n_positions", n_positions)
     if d > n_dims:
         raise ValueError(f"xs: expected at most n_dims = {n_dims} features, got {d}")
     if n > n_positions:
@@ -99,10 +101,21 @@ GARG_STANDARD = TransformerConfig(
 )
 
 
+def _check_block_config(config) -> None:
+    """A block reads only ``n_embd`` and ``n_head``: any of the book's transformer
+    configs (this module's, the token model's, the sequence models') will do."""
+    if not (hasattr(config, "n_embd") and hasattr(config, "n_head")):
+        raise TypeError(
+            "config: expected a transformer config with n_embd and n_head, got "
+            f"{type(config).__name__}"
+        )
+
+
 class CausalSelfAttention(nn.Module):
     """Multi-head causal softmax self-attention (nanoGPT's layout, without dropout)."""
 
     def __init__(self, config: TransformerConfig):
+        _check_block_config(config)
         super().__init__()
         self.n_head = config.n_head
         self.c_attn = nn.Linear(
@@ -171,6 +184,7 @@ class Block(nn.Module):
     """
 
     def __init__(self, config: TransformerConfig, mlp: bool = True):
+        _check_block_config(config)
         super().__init__()
         self.ln_1 = nn.LayerNorm(config.n_embd)
         self.attn = CausalSelfAttention(config)
@@ -211,6 +225,7 @@ class ICLTransformer(nn.Module):
     """
 
     def __init__(self, config: TransformerConfig):
+        check_instance("config", config, TransformerConfig, "a TransformerConfig")
         super().__init__()
         self.config = config
         self.read_in = nn.Linear(config.n_dims, config.n_embd)

@@ -30,6 +30,7 @@ from torch import nn
 
 from .._checks import check_positive_int, check_prompt, check_real
 from ..prompts import token_matrix
+from ..runtime import make_generator
 
 ACTIVATIONS = ("linear", "relu", "exp")
 
@@ -112,7 +113,7 @@ class KernelAttentionICL(nn.Module):
         init_step = check_real("init_step", init_step)
         init_noise = check_real("init_noise", init_noise, minimum=0.0)
         self.activation = activation
-        gen = torch.Generator().manual_seed(seed)
+        gen = make_generator(seed)
         eye = torch.eye(dim).expand(n_layers, dim, dim)
         self.key_maps = nn.Parameter(
             eye + init_noise * torch.randn(n_layers, dim, dim, generator=gen)

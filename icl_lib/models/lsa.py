@@ -24,7 +24,13 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from .._checks import check_dtype, check_positive_int, check_real, check_tensor
+from .._checks import (
+    check_dtype,
+    check_finite,
+    check_positive_int,
+    check_real,
+    check_tensor,
+)
 from ..prompts import token_matrix
 
 
@@ -57,6 +63,8 @@ def lsa_layer(
             f"pv: expected one matrix per head of kq (H = {kq.shape[0]}), got "
             f"{pv.shape[0]}"
         )
+    for name, value in (("Z", Z), ("kq", kq), ("pv", pv)):
+        check_finite(name, value)
     C = Z[:, :-1]  # (B, N, D), the context tokens: keys and values
     gram = C.transpose(1, 2) @ C  # (B, D, D) = sum_i e_i e_i^T
     # e_i^T kq e_j summed against pv e_i: delta_j = pv gram kq e_j  (row form: e_j^T

@@ -29,7 +29,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_positive_int, check_sequences, check_tensor
+from .._checks import (
+    check_finite,
+    check_instance,
+    check_positive_int,
+    check_real,
+    check_sequences,
+    check_tensor,
+)
 from .gpt import ICLTransformer, TransformerConfig
 
 HEADS = ("gaussian", "riemann")
@@ -39,11 +46,22 @@ MIN_VARIANCE = 1e-6  # keeps the Gaussian head's NLL finite at initialisation
 HALF_NORMAL_MEDIAN = 0.6744897501960817
 
 
+def _real_tuple(name: str, values) -> tuple[float, ...]:
+    """``values``, a tuple or list of finite real numbers (bucket borders)."""
+    if not isinstance(values, (tuple, list)):
+        raise TypeError(
+            f"{name}: expected a tuple of numbers, got {type(values).__name__}"
+        )
+    for value in values:
+        check_real(name, value)
+    return tuple(values)
+
+
 def equal_mass_borders(samples: torch.Tensor, n_buckets: int) -> tuple[float, ...]:
     """Bucket borders of equal mass under the distribution of ``samples`` (1-D): the
     ``0, 1/n, ..., 1`` quantiles, rounded to 3 decimals so that a preset stores them
     exactly (Müller et al. choose the buckets this way from samples of the prior)."""
-    samples = check_tensor("samples", samples, 1)
+    samples = check_finite("samples", check_tensor("samples", samples, 1))
     check_positive_int("n_buckets", n_buckets, minimum=2)
     levels = torch.linspace(0, 1, n_buckets + 1, dtype=torch.float64)
     borders = torch.quantile(samples.to(torch.float64), levels)
@@ -68,8 +86,10 @@ class BarDistribution(nn.Module):
 
     def __init__(self, borders):
         super().__init__()
+        if not isinstance(borders, torch.Tensor):
+            borders = _real_tuple("borders", borders)
         borders = torch.as_tensor(borders, dtype=torch.float32)
-        check_tensor("borders", borders, 1)
+        check_finite("borders", check_tensor("borders", borders, 1))
         if borders.numel() < 3 or not bool((borders[1:] > borders[:-1]).all()):
             raise ValueError(
                 "borders: expected at least 3 strictly increasing values, got "
@@ -149,6 +169,7 @@ class PredictiveConfig(TransformerConfig):
         super().__post_init__()
         if self.head not in HEADS:
             raise ValueError(f"head: expected one of {HEADS}, got {self.head!r}")
+        _real_tuple("borders", self.borders)
         if (self.head == "riemann") != bool(self.borders):
             raise ValueError(
                 "borders: expected bucket borders exactly for the riemann head, got "
@@ -171,6 +192,7 @@ class PredictiveTransformer(ICLTransformer):
     """
 
     def __init__(self, config: PredictiveConfig):
+        check_instance("config", config, PredictiveConfig, "a PredictiveConfig")
         super().__init__(config)
         self.bars = (
             BarDistribution(config.borders) if config.head == "riemann" else None

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_sequences, check_tensor
+from .._checks import check_instance, check_sequences, check_tensor
 from .gpt import ICLTransformer, TransformerConfig
 
 MIN_SCALE = 1e-4  # the smallest diagonal entry of L
@@ -48,6 +48,7 @@ class PosteriorTransformer(ICLTransformer):
     """
 
     def __init__(self, config: PosteriorConfig):
+        check_instance("config", config, PosteriorConfig, "a PosteriorConfig")
         super().__init__(config)
         d = config.n_dims
         self.read_out = nn.Linear(config.n_embd, d + d * (d + 1) // 2)

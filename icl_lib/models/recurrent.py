@@ -34,7 +34,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_positive_int, check_prompt, check_tensor
+from .._checks import (
+    check_finite,
+    check_instance,
+    check_positive_int,
+    check_prompt,
+    check_tensor,
+)
 from ..tasks.tokens import check_tokens
 from .contextual import ContextualLayer
 from .gpt import Block, TransformerConfig, prompt_tokens
@@ -43,8 +49,8 @@ MIXERS = ("attn", "diag", "selective")
 
 
 def check_mixer_input(u) -> torch.Tensor:
-    """Check a mixer's input: a float tensor ``(B, T, C)``."""
-    return check_tensor("u", u, 3)
+    """Check a mixer's input: a finite float tensor ``(B, T, C)``."""
+    return check_finite("u", check_tensor("u", u, 3))
 
 
 class DiagonalRecurrence(nn.Module):
@@ -237,6 +243,7 @@ class SequenceModelConfig:
 
 def make_mixer(kind: str, config: SequenceModelConfig) -> nn.Module:
     """The mixer of ``kind`` (one of :data:`MIXERS`) at ``config``'s width."""
+    check_instance("config", config, SequenceModelConfig, "a SequenceModelConfig")
     if kind not in MIXERS:
         raise ValueError(f"kind: expected one of {MIXERS}, got {kind!r}")
     if kind == "attn":
@@ -259,6 +266,7 @@ def _attn_config(config: SequenceModelConfig) -> TransformerConfig:
 def mixer_block(kind: str, config: SequenceModelConfig) -> Block:
     """A pre-LN block of :mod:`icl_lib.models.gpt` whose attention is replaced by the
     mixer ``kind``: ``h + mixer(ln(h))``, then ``h + mlp(ln(h))``."""
+    check_instance("config", config, SequenceModelConfig, "a SequenceModelConfig")
     block = Block(_attn_config(config))
     if kind != "attn":
         block.attn = make_mixer(kind, config)
@@ -267,6 +275,7 @@ def mixer_block(kind: str, config: SequenceModelConfig) -> Block:
 
 class _Backbone(nn.Module):
     def __init__(self, config: SequenceModelConfig):
+        check_instance("config", config, SequenceModelConfig, "a SequenceModelConfig")
         super().__init__()
         if not isinstance(config, SequenceModelConfig):
             raise TypeError(
@@ -302,6 +311,7 @@ class SequenceRegressor(_Backbone):
     """
 
     def __init__(self, config: SequenceModelConfig):
+        check_instance("config", config, SequenceModelConfig, "a SequenceModelConfig")
         super().__init__(config)
         if config.vocab_size:
             raise ValueError(
@@ -336,6 +346,7 @@ class SequenceTokenModel(_Backbone):
     ``x_0..x_t``)."""
 
     def __init__(self, config: SequenceModelConfig):
+        check_instance("config", config, SequenceModelConfig, "a SequenceModelConfig")
         super().__init__(config)
         if not config.vocab_size:
             raise ValueError(
@@ -413,7 +424,7 @@ def state_numbers(config: SequenceModelConfig, n_tokens: int) -> int:
 
 def _check_qkv(q, k, v) -> None:
     for name, value in (("q", q), ("k", k), ("v", v)):
-        check_tensor(name, value, 3)
+        check_finite(name, check_tensor(name, value, 3))
     if k.shape != q.shape:
         raise ValueError(
             f"k: expected the shape of q {tuple(q.shape)}, got {tuple(k.shape)}"

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from .._checks import check_positive_int, check_tensor
+from .._checks import check_instance, check_positive_int, check_tensor
 from ..tasks.tokens import check_tokens
 from .gpt import Block
 
@@ -65,6 +65,9 @@ class TokenTransformer(nn.Module):
     """
 
     def __init__(self, config: TokenTransformerConfig):
+        check_instance(
+            "config", config, TokenTransformerConfig, "a TokenTransformerConfig"
+        )
         super().__init__()
         self.config = config
         self.wte = nn.Embedding(config.vocab_size, config.n_embd)  # token embedding

@@ -76,4 +76,6 @@ def learner_color(name: str) -> str | None:
 def color_for(name: str, index: int = 0) -> str:
     """The book's colour for a learner name (prefix match), else the palette's
     ``index``-th colour."""
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise ValueError(f"index: expected an int >= 0, got {index!r}")
     return learner_color(name) or PALETTE[index % len(PALETTE)]

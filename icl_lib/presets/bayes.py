@@ -17,6 +17,7 @@ width 64, ``d = 5``) and changes its head or its prior:
 
 from __future__ import annotations
 
+from .._checks import check_positive_int
 from ..models.gpt import TransformerConfig
 from ..models.pfn import PredictiveConfig, equal_mass_borders
 from ..models.posterior_net import PosteriorConfig
@@ -53,6 +54,7 @@ def riemann_borders(n_buckets: int = N_BUCKETS, n_samples: int = 200_000):
     """Borders of ``n_buckets`` buckets of equal mass under the prior predictive of
     a label (``y = <w, x> + sigma eps`` with ``x, w ~ N(0, I_5)``), from a seeded
     sample, as Müller et al. choose them."""
+    check_positive_int("n_samples", n_samples)
     sample = linear_regression(n_samples, 1, DIM, noise_std=NOISE_STD, seed=1234)
     return equal_mass_borders(sample.ys.flatten(), n_buckets)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..models.recurrent import SequenceModelConfig
+from .._checks import check_positive_int
+from ..models.recurrent import MIXERS, SequenceModelConfig
 from ..training.loop import Curriculum
 from ..training.preset import Preset
 from ..training.recall import RecallSequences, SparseParityPrompts
@@ -29,6 +30,9 @@ STEPS = 8000  # regression training steps
 def stack(kind: str, depth: int, **task) -> SequenceModelConfig:
     """``depth`` blocks of mixer ``kind`` ("hybrid": MambaFormer's order, a selective
     block first, then attention and selective blocks alternating)."""
+    if kind not in (*MIXERS, "hybrid"):
+        raise ValueError(f"kind: expected one of {(*MIXERS, 'hybrid')}, got {kind!r}")
+    check_positive_int("depth", depth)
     if kind == "hybrid":
         layers = tuple("selective" if i % 2 == 0 else "attn" for i in range(depth))
     else:

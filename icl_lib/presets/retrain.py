@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from .._checks import check_positive_int
 from ..training.checkpoints import checkpoint_paths, read_manifest, sha256
 from . import PRESETS
 
@@ -99,6 +100,9 @@ def retrain_stale(
     names retrained. Each run's output goes to ``log_dir/<name>.log``; a failed run
     stops its descendants and raises at the end. ``exclude``: names to leave for now
     (e.g. one being trained by another process), with their descendants."""
+    check_positive_int("jobs", jobs)
+    if not isinstance(dry_run, bool):
+        raise TypeError(f"dry_run: expected a bool, got {type(dry_run).__name__}")
     unknown = [name for name in exclude if name not in PRESETS]
     if unknown:
         raise ValueError(f"exclude: expected preset names, got {unknown}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -54,6 +55,8 @@ class BurstyBatch(PromptBatch):
     bursty: torch.Tensor
     novel: torch.Tensor
 
+    SIGNED_FIELDS: ClassVar[tuple[str, ...]] = ("classes",)  # -1: a novel class
+
     def __post_init__(self):
         super().__post_init__()
         shape = tuple(self.ys.shape)
@@ -64,6 +67,11 @@ class BurstyBatch(PromptBatch):
                     f"{name}: expected shape (B, N + 1) = {shape}, got "
                     f"{tuple(getattr(self, name).shape)}"
                 )
+        if self.classes.numel() and self.classes.min().item() < -1:
+            raise ValueError(
+                "classes: expected class ids >= 0 or -1 (novel), got "
+                f"{self.classes.min().item()}"
+            )
         for name in ("bursty", "novel"):
             check_tensor(name, getattr(self, name), 1, floating=False)
             if getattr(self, name).shape[0] != shape[0]:
@@ -95,7 +103,7 @@ class ClassWorld:
         check_positive_int("n_classes", n_classes)
         check_positive_int("dim", dim)
         check_positive_int("n_labels", n_labels, minimum=2)
-        gen = make_generator(class_seed)
+        gen = make_generator(class_seed, "class_seed")
         means = torch.randn(n_classes, dim, generator=gen) / math.sqrt(dim)
         return cls(means, torch.randint(0, n_labels, (n_classes,), generator=gen))
 

@@ -64,8 +64,8 @@ class RepeatedTokensBatch(TokenBatch):
             or (self.starts + self.concepts).max() > self.n_points
         ):
             raise ValueError(
-                "starts: expected 0 <= start and 1 <= period with start + period <= "
-                f"T = {self.n_points}"
+                "starts, concepts: expected 0 <= start and 1 <= period (concepts) with "
+                f"start + period <= T = {self.n_points}"
             )
 
     @property

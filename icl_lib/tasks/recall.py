@@ -35,7 +35,7 @@ class RecallBatch(TokenBatch):
         targets: ``(B, Q)`` int64, the value token that answers each query.
     """
 
-    targets: torch.Tensor = None
+    targets: torch.Tensor
 
     def __post_init__(self):
         super().__post_init__()
@@ -87,7 +87,7 @@ class ParityBatch(PromptBatch):
     """Sparse-parity prompts; ``subset (B, k)`` holds each prompt's secret
     coordinates."""
 
-    subset: torch.Tensor = None
+    subset: torch.Tensor
 
 
 def sparse_parity(

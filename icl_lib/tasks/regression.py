@@ -19,6 +19,7 @@ import torch
 
 from .._checks import (
     check_dtype,
+    check_finite,
     check_positive_int,
     check_real,
     check_sizes,
@@ -310,6 +311,8 @@ def mixture_linear_regression(
             f"means {tuple(means.shape)}, got {tuple(covs.shape)} and "
             f"{tuple(weights.shape)}"
         )
+    for name, value in (("means", means), ("covs", covs), ("weights", weights)):
+        check_finite(name, value)
     if bool((weights <= 0).any()) or abs(weights.sum().item() - 1) > 1e-6:
         raise ValueError(
             f"weights: expected positive weights summing to 1, got {weights.tolist()}"

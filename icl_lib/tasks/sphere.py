@@ -21,6 +21,7 @@ import torch
 
 from .._checks import (
     check_dtype,
+    check_finite,
     check_positive_int,
     check_real,
     check_sizes,
@@ -56,7 +57,7 @@ def psd_projection(cov: torch.Tensor) -> torch.Tensor:
     Negative eigenvalues are set to 0. Needed for ``max(<u, v>, 0)``, which is not a
     positive definite kernel on the sphere: its Gram matrices have negative eigenvalues.
     """
-    check_tensor("cov", cov, 3)
+    check_finite("cov", check_tensor("cov", cov, 3))
     evals, evecs = torch.linalg.eigh(cov)
     return (evecs * evals.clamp(min=0).unsqueeze(-2)) @ evecs.transpose(-1, -2)
 
@@ -76,6 +77,18 @@ class KernelBatch(PromptBatch):
     cov: torch.Tensor
     noise_std: float
     kernel: str
+
+    def __post_init__(self):
+        super().__post_init__()
+        B, n, _ = self.xs.shape
+        if tuple(self.cov.shape) != (B, n, n):
+            raise ValueError(
+                f"cov: expected shape (B, n, n) = {(B, n, n)}, got "
+                f"{tuple(self.cov.shape)}"
+            )
+        check_real("noise_std", self.noise_std, minimum=0.0)
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel: expected one of {KERNELS}, got {self.kernel!r}")
 
     def bayes_prediction(self, k: int) -> torch.Tensor:
         """The posterior mean of ``y_k`` given the first ``k`` labels: ``(B,)``.
@@ -202,9 +215,16 @@ def nearest_demonstrations(pool_xs, pool_ys, x_query, k: int):
     B, P, d = pool_xs.shape
     if tuple(pool_ys.shape) != (B, P) or tuple(x_query.shape) != (B, d):
         raise ValueError(
-            f"pool_ys, x_query: expected shapes {(B, P)} and {(B, d)}, got "
-            f"{tuple(pool_ys.shape)} and {tuple(x_query.shape)}"
+            f"pool_ys, x_query: expected shapes {(B, P)} and {(B, d)} to match "
+            f"pool_xs {tuple(pool_xs.shape)}, got {tuple(pool_ys.shape)} and "
+            f"{tuple(x_query.shape)}"
         )
+    for name, value in (
+        ("pool_xs", pool_xs),
+        ("pool_ys", pool_ys),
+        ("x_query", x_query),
+    ):
+        check_finite(name, value)
     check_positive_int("k", k)
     if k > P:
         raise ValueError(f"k: expected at most the pool size P = {P}, got {k}")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_tensor
+from .._checks import check_positive_int, check_tensor, check_tensor_fields
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class TokenBatch:
                 f"concepts: expected shape (B,) = ({self.tokens.shape[0]},) to match "
                 f"tokens, got {tuple(self.concepts.shape)}"
             )
+        check_tensor_fields(self, skip=1)
 
     @property
     def batch_size(self) -> int:
@@ -64,6 +65,8 @@ def check_tokens(tokens, vocab_size: int | None = None) -> torch.Tensor:
     """Check token sequences ``(B, T)``: int64, ``T >= 1``, values in
     ``[0, vocab_size)`` (when given)."""
     check_tensor("tokens", tokens, 2, floating=False)
+    if vocab_size is not None:
+        check_positive_int("vocab_size", vocab_size)
     if tokens.dtype != torch.int64:
         raise TypeError(f"tokens: expected dtype torch.int64, got {tokens.dtype}")
     if tokens.shape[1] == 0:

@@ -15,8 +15,15 @@ from collections.abc import Sequence
 
 import torch
 
-from .._checks import check_positive_int, check_real, check_same_shape, check_tensor
+from .._checks import (
+    check_finite,
+    check_positive_int,
+    check_real,
+    check_same_shape,
+    check_tensor,
+)
 from ..models.contextual import ACTIVATIONS, ContextualBlock, check_block
+from ..prompts import PromptBatch
 
 _SLOPES = {  # derivatives of the activations of icl_lib.models.contextual
     "relu": lambda z: (z > 0).to(z.dtype),
@@ -51,12 +58,16 @@ def _check_examples(block, xs, ys, x_test) -> tuple[int, int, int]:
     check_tensor("x_test", x_test, 3)
     B, N, d = xs.shape
     if tuple(ys.shape) != (B, N):
-        raise ValueError(f"ys: expected shape (B, N) = {(B, N)}, got {tuple(ys.shape)}")
+        raise ValueError(
+            f"ys: expected shape (B, N) = {(B, N)} to match xs, got {tuple(ys.shape)}"
+        )
     if x_test.shape[0] != B or x_test.shape[2] != d:
         raise ValueError(
             f"x_test: expected shape (B, Q, d) with B = {B}, d = {d}, got "
             f"{tuple(x_test.shape)}"
         )
+    for name, value in (("xs", xs), ("ys", ys), ("x_test", x_test)):
+        check_finite(name, value)
     return B, N, d
 
 
@@ -291,6 +302,8 @@ def finetune_error_curve(
     ``0..n_context``), or ``(len(epochs), len(sizes))`` for a sequence of pass counts
     (one run, recorded after each).
     """
+    if not isinstance(batch, PromptBatch):
+        raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
     check_positive_int("n_context", n_context)
     if not n_context < batch.n_points:
         raise ValueError(
@@ -323,6 +336,10 @@ def finetuning_grid(
     ``max(epochs)`` passes is recorded after each count in ``epochs``.
     """
     passes = _check_passes(sorted(set(epochs)))
+    if isinstance(lrs, (str, bytes)) or not hasattr(lrs, "__iter__"):
+        raise TypeError(
+            f"lrs: expected a sequence of numbers, got {type(lrs).__name__}"
+        )
     grid = {}
     for lr in lrs:
         curves = finetune_error_curve(
@@ -365,6 +382,8 @@ def last_crossing(first: torch.Tensor, second: torch.Tensor) -> int | None:
     curves differ (the curves never cross), or when they end tied.
     """
     check_same_shape("second", second, "first", first)
+    check_finite("first", first)
+    check_finite("second", second)
     sign = torch.sign(second - first)
     if sign[-1] == 0:
         return None

@@ -23,14 +23,21 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import check_dtype, check_positive_int, check_real, check_tensor
+from .._checks import (
+    check_dtype,
+    check_finite,
+    check_float_tensor,
+    check_positive_int,
+    check_real,
+    check_tensor,
+)
 from ..models.lsa import LinearSelfAttention
 
 
 def _w0(w0, dim, dtype):
     if w0 is None:
         return torch.zeros(dim, dtype=dtype)
-    check_tensor("w0", w0, 1)
+    check_finite("w0", check_tensor("w0", w0, 1))
     if w0.shape[0] != dim:
         raise ValueError(f"w0: expected shape (d,) = {(dim,)}, got {tuple(w0.shape)}")
     return w0.to(dtype)
@@ -107,7 +114,7 @@ def preconditioned_gd_products(
     prediction is ``(lr/N) sum_i y_i x_i^T G^T x_q = x_q^T w_1``. Any ``c W_KQ`` with
     ``W_PV / c`` is the same model.
     """
-    check_tensor("precond", precond, 2)
+    check_finite("precond", check_tensor("precond", precond, 2))
     d = precond.shape[0]
     if tuple(precond.shape) != (d, d):
         raise ValueError(
@@ -127,7 +134,7 @@ def ahn_preconditioner(cov: torch.Tensor, n_context: int) -> torch.Tensor:
     ``E[S] = Sigma`` and ``E[S^2] = (N+1)/N Sigma^2 + tr(Sigma)/N Sigma``. For
     ``Sigma = I``: ``N / (N + d + 1) I``.
     """
-    check_tensor("cov", cov, 2)
+    check_finite("cov", check_tensor("cov", cov, 2))
     d = cov.shape[0]
     if tuple(cov.shape) != (d, d):
         raise ValueError(f"cov: expected a square matrix, got shape {tuple(cov.shape)}")
@@ -146,8 +153,8 @@ def preconditioned_gd_population_loss(
     ``tr(G^T Sigma G E[S^2]) - 2 tr(Sigma G Sigma) + tr(Sigma)``. Its gradient in ``G``
     vanishes at :func:`ahn_preconditioner` (tested in float64).
     """
-    check_tensor("precond", precond, 2)
-    check_tensor("cov", cov, 2)
+    check_finite("precond", check_tensor("precond", precond, 2))
+    check_finite("cov", check_tensor("cov", cov, 2))
     n = check_positive_int("n_context", n_context)
     if precond.shape != cov.shape:
         raise ValueError(
@@ -244,6 +251,11 @@ def lsa_with_products(
 ) -> LinearSelfAttention:
     """A merged, single-head :class:`LinearSelfAttention` whose layer ``k`` has
     ``products[k] = (W_KQ, W_PV)``."""
+    if isinstance(products, (str, bytes)) or not hasattr(products, "__iter__"):
+        raise TypeError(
+            f"products: expected a list of (W_KQ, W_PV) pairs, got "
+            f"{type(products).__name__}"
+        )
     products = list(products)
     if not products:
         raise ValueError("products: expected at least one (W_KQ, W_PV) pair, got none")
@@ -307,9 +319,7 @@ def gd_plus_plus_preconditioner(
     the truncated Neumann series of ``H^{-1}`` (plain GD). Least squares is
     ``p(H) = H^{-1}``. Chapter 2; tested against the learner in float64.
     """
-    if not isinstance(gram, torch.Tensor):
-        raise TypeError(f"gram: expected a torch.Tensor, got {type(gram).__name__}")
-    check_tensor("gram", gram, gram.ndim)  # the dtype
+    check_float_tensor("gram", gram)
     if gram.ndim < 2 or gram.shape[-1] != gram.shape[-2]:
         raise ValueError(
             f"gram: expected square matrices (..., d, d), got shape {tuple(gram.shape)}"
@@ -332,9 +342,9 @@ def gd_plus_plus_preconditioner(
 
 def gd_plus_plus_eigenvalue_map(mu: torch.Tensor, gamma: float) -> torch.Tensor:
     """``f(mu) = mu (1 - gamma mu)^2``: the eigenvalue of ``H = X^T X`` after one GD++
-    input map ``x <- (I - gamma H) x`` (same eigenvectors). Chapter 2."""
-    if not isinstance(mu, torch.Tensor):
-        raise TypeError(f"mu: expected a torch.Tensor, got {type(mu).__name__}")
+    input map ``x <- (I - gamma H) x`` (same eigenvectors), elementwise on ``mu`` of
+    any shape. Chapter 2."""
+    check_float_tensor("mu", mu)
     gamma = check_real("gamma", gamma)
     return mu * (1 - gamma * mu) ** 2
 
@@ -375,7 +385,7 @@ def gd_plus_plus_spectra(xs: torch.Tensor, gamma: float) -> dict:
     ``covered`` (``gamma mu_max < 1`` and ``f(mu_max) >= f(mu_min)``, the hypotheses
     under which chapter 2 proves ``kappa_after < kappa``). Chapter 2, experiment 3.
     """
-    check_tensor("xs", xs, 3)
+    check_finite("xs", check_tensor("xs", xs, 3))
     gamma = check_real("gamma", gamma, minimum=0.0)
     mu = torch.linalg.eigvalsh(xs.transpose(1, 2) @ xs)  # (B, d), ascending
     f = gd_plus_plus_eigenvalue_map(mu, gamma)

@@ -25,14 +25,20 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_tensor
+from .._checks import check_finite, check_float_tensor, check_positive_int, check_tensor
 from ..models.contextual import ContextualBlock, check_block, check_context
-from ..prompts import context_and_query
+from ..prompts import PromptBatch, context_and_query
+
+
+def _check_regression_batch(batch) -> None:
+    if not isinstance(batch, PromptBatch):
+        raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
 
 
 def absorbed_mask(absorbed, n: int) -> torch.Tensor:
     """A boolean mask ``(n,)`` from ``absorbed``: None (the whole context), indices, or
     a bool tensor ``(n,)``."""
+    check_positive_int("n", n, minimum=0)
     if absorbed is None:
         return torch.ones(n, dtype=torch.bool)
     if isinstance(absorbed, torch.Tensor) and absorbed.dtype == torch.bool:
@@ -62,7 +68,7 @@ def absorbed_mask(absorbed, n: int) -> torch.Tensor:
 def remove_tokens(context: torch.Tensor, absorbed) -> torch.Tensor:
     """``C \\ Y``: the context without the absorbed tokens, order kept,
     ``(B, n - |Y|, D)``."""
-    check_tensor("context", context, 3)
+    check_finite("context", check_tensor("context", context, 3))
     mask = absorbed_mask(absorbed, context.shape[1])
     return context[:, ~mask.to(context.device)]
 
@@ -86,8 +92,9 @@ def rank_one(
 
     It is the smallest (Frobenius) matrix ``D`` with ``D anchor = W delta``.
     """
-    check_tensor("delta", delta, 2)
-    check_tensor("anchor", anchor, 2)
+    check_float_tensor("W", W)
+    check_float_tensor("delta", check_tensor("delta", delta, 2))
+    check_float_tensor("anchor", check_tensor("anchor", anchor, 2))
     if W.ndim not in (2, 3):
         raise ValueError(f"W: expected shape (h, m) or (B, h, m), got {tuple(W.shape)}")
     B, m = delta.shape
@@ -158,6 +165,10 @@ def apply_update(
 ) -> torch.Tensor:
     """``T_{W + dW(Y)}(C \\ Y, x)`` (with ``b' + ds(Y)`` under a skip), ``(B, out)``."""
     check_block(block)
+    if not isinstance(update, ImplicitUpdate):
+        raise TypeError(
+            f"update: expected an ImplicitUpdate, got {type(update).__name__}"
+        )
     b_out = None
     if update.delta_b_out is not None:
         b_out = block.mlp.b_out + update.delta_b_out
@@ -170,6 +181,8 @@ def theorem_gap(
     """The largest ``|T_{W + dW(Y)}(C \\ Y, x) - T_W(C, x)|`` over the token sets ``Y``
     in ``choices`` (each as :func:`implicit_update` takes it): 0 up to rounding by
     Dherin et al.'s theorem, for any contextual block (chapters 7 and 9)."""
+    check_block(block)
+    check_context(context, x, block.layer.in_dim)
     full = block(context, x)
     gaps = [
         (apply_update(block, implicit_update(block, context, x, Y), x) - full)
@@ -190,6 +203,8 @@ def theorem_check(
     rounding), the smallest ``max |T_W(C \\ Y, x) - T_W(C, x)|``, the change that
     dropping ``Y`` without the update makes (the check's control), and the largest
     ``sigma_2 / sigma_1`` of ``dW(Y)`` (0 for rank 1, up to rounding)."""
+    check_block(block)
+    check_context(context, x, block.layer.in_dim)
     with torch.no_grad():
         full = block(context, x)
         errors, controls, ratios = [], [], []
@@ -275,6 +290,13 @@ def gradient_form(block: ContextualBlock, context, x):
 
 def linear_loss(Delta: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     """``L(W) = tr(Delta^T W)`` over the last two axes (broadcast over leading ones)."""
+    check_float_tensor("Delta", Delta)
+    check_float_tensor("W", W)
+    if Delta.ndim < 2 or W.ndim < 2 or Delta.shape[-2:] != W.shape[-2:]:
+        raise ValueError(
+            f"W: expected matrices (..., p, q) of the shape of Delta's "
+            f"{tuple(Delta.shape[-2:])}, got {tuple(W.shape)}"
+        )
     return (Delta * W).sum((-2, -1))
 
 
@@ -309,7 +331,7 @@ def step_norms(block: ContextualBlock, context, x) -> torch.Tensor:
 def singular_value_ratio(M: torch.Tensor) -> torch.Tensor:
     """``sigma_2 / sigma_1`` of each matrix in ``M (..., p, q)``; 0 for a rank-1 matrix
     (in exact arithmetic)."""
-    check_tensor("M", M, M.ndim)
+    check_float_tensor("M", M)
     if M.ndim < 2 or min(M.shape[-2:]) < 2:
         raise ValueError(
             "M: expected matrices with at least 2 rows and 2 columns, got shape "
@@ -337,6 +359,8 @@ def implicit_error_curve(
             "block: expected a block without a skip connection around the MLP (the "
             "implicit trajectory moves W only), got one with it"
         )
+    _check_regression_batch(batch)
+    check_positive_int("n_context", n_context)
     if not 0 < n_context < batch.n_points:
         raise ValueError(
             f"n_context: expected 1 to {batch.n_points - 1} (the rest are test "
@@ -371,6 +395,8 @@ def in_context_task_errors(
     each point of ``batch`` after the first ``n_context`` is a test query; returns
     ``(B,)``, the error averaged over a task's queries."""
     check_block(block)
+    _check_regression_batch(batch)
+    check_positive_int("n_context", n_context)
     if not 0 < n_context < batch.n_points:
         raise ValueError(
             f"n_context: expected 1 to {batch.n_points - 1} (the rest are test "

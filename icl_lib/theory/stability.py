@@ -17,7 +17,13 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import check_positive_int, check_prompt, check_real
+from .._checks import (
+    check_finite,
+    check_positive_int,
+    check_prompt,
+    check_real,
+    check_tensor,
+)
 
 
 def ridge_replacement_change(
@@ -35,7 +41,15 @@ def ridge_replacement_change(
     position = check_positive_int("position", position, minimum=0)
     if position >= m:
         raise ValueError(f"position: expected an index below m = {m}, got {position}")
-    check_prompt(x_new.unsqueeze(1), y_new.unsqueeze(1), x_query)
+    check_tensor("x_new", x_new, 2)
+    check_tensor("y_new", y_new, 1)
+    if tuple(x_new.shape) != (B, d) or tuple(y_new.shape) != (B,):
+        raise ValueError(
+            f"x_new, y_new: expected shapes (B, d) = {(B, d)} and (B,) = {(B,)}, got "
+            f"{tuple(x_new.shape)} and {tuple(y_new.shape)}"
+        )
+    check_finite("x_new", x_new)
+    check_finite("y_new", y_new)
     lam = check_real("lam", lam, minimum=0.0)
     eye = torch.eye(d, dtype=xs.dtype, device=xs.device)
     w = torch.linalg.solve(

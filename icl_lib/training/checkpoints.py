@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import torch
@@ -42,6 +43,10 @@ MANIFEST_KEYS = (
 
 def sha256(path: Path) -> str:
     """The sha256 of a file, hex."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path: expected a file path, got {type(path).__name__}")
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"path: expected an existing file, got {path}")
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
@@ -57,6 +62,8 @@ def checkpoint_paths(name: str, data_dir=None) -> tuple[Path, Path]:
 def manifest_digest(manifest: dict) -> str:
     """The sha256 of every manifest field but ``manifest_sha256``, as canonical JSON
     (sorted keys): what ``manifest_sha256`` records."""
+    if not isinstance(manifest, dict):
+        raise TypeError(f"manifest: expected a dict, got {type(manifest).__name__}")
     fields = {key: manifest.get(key) for key in MANIFEST_KEYS[:-1]}
     canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()

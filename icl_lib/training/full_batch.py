@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from .._checks import check_positive_int
+from .._checks import check_module, check_positive_int
 from ..prompts import PromptBatch
 
 
@@ -24,6 +24,7 @@ def fit_full_batch(
 ) -> list[float]:
     """Minimise ``loss(model, batch)`` on the fixed ``batch`` with L-BFGS; returns the
     losses."""
+    check_module("model", model)
     if not isinstance(batch, PromptBatch):
         raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
     if not callable(loss):

@@ -202,6 +202,10 @@ def learning_rate_factor(
     steps, then ``1`` or, with ``cosine_decay``, a half cosine from 1 to 0 over the
     remaining steps (with no warm-up, PyTorch's ``CosineAnnealingLR``).
     """
+    # a scheduler asks once more after the last step, hence no upper bound on step
+    check_positive_int("step", step, minimum=0)
+    check_positive_int("steps", steps)
+    check_positive_int("warmup_steps", warmup_steps, minimum=0)
     if step < warmup_steps:
         return (step + 1) / warmup_steps
     if not cosine_decay:

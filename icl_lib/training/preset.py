@@ -265,6 +265,8 @@ def loss_change_last_fifth(curve: dict) -> float | None:
     ``mean(last tenth) / mean(tenth before the last fifth) - 1``, over the logged
     points (about -0.01 for a run that has settled, far below that for one still
     descending). ``None`` for a curve of fewer than 10 points."""
+    if not isinstance(curve, dict):
+        raise TypeError(f"curve: expected a dict, got {type(curve).__name__}")
     losses = curve.get("loss", [])
     n = len(losses)
     if n < 10:

@@ -18,6 +18,7 @@ from .._checks import check_positive_int, check_real
 from ..analysis.curves import error_curve
 from ..kernels import KERNELS
 from ..prompts import PromptBatch
+from ..runtime import make_generator
 from ..tasks import (
     HMMConceptMixture,
     TaskPool,
@@ -111,6 +112,12 @@ class RegressionPrompts(Sampler):
     monitor_ks: tuple[int, ...] = ()
 
     def __post_init__(self):
+        for name in ("dims", "points"):
+            if not isinstance(getattr(self, name), Curriculum):
+                raise TypeError(
+                    f"{name}: expected a Curriculum, got "
+                    f"{type(getattr(self, name)).__name__}"
+                )
         check_real("noise_std", self.noise_std, minimum=0.0)
         if self.inputs not in INPUTS:
             raise ValueError(f"inputs: expected one of {INPUTS}, got {self.inputs!r}")
@@ -368,7 +375,8 @@ class HMMDocuments(StationarySampler):
 
     def __post_init__(self):
         check_positive_int("length", self.length, minimum=2)
-        self.mixture()  # checks the mixture's arguments
+        make_generator(self.mixture_seed, "mixture_seed")
+        self.mixture()  # checks the mixture's other arguments
 
     def mixture(self) -> HMMConceptMixture:
         """The mixture of HMMs (built once per sampler)."""

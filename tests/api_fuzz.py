@@ -1,0 +1,1235 @@
+"""The machinery of the fuzz suite of ``icl_lib``'s public API (issue 24).
+
+Every public callable (a function or class defined in a public module of ``icl_lib``,
+its name not starting with ``_``) is called once with a valid *baseline*: each
+parameter's value comes from, in this order, a per-callable override (``OVERRIDES``), a
+fixture for the name within its module (``CONTEXT_FIXTURES``), a fixture for the
+parameter's annotated class (``TYPE_FIXTURES``) or one for its name
+(``NAME_FIXTURES``). A new function whose parameters carry the book's usual names is
+therefore fuzzed as soon as it is added; one that is not fails
+``tests/test_api_fuzz.py`` until it has fixtures or an entry in ``EXEMPT`` with the
+reason. ``api_fuzz_backlog.txt`` lists the callables still without fixtures; it only
+shrinks.
+
+Each argument of the baseline is then replaced, one at a time, by a value that no caller
+could mean (``mutation_kinds``): a NaN in a data tensor, a tensor with an extra axis, a
+batch of one where the other tensors hold four prompts, a negative size, a fractional
+count, a string where a number was expected, an unknown option, an object of the wrong
+type. The call is classified:
+
+- ``clear``: a ``ValueError``, ``TypeError``, ``KeyError`` or ``FileNotFoundError``
+  whose message names the argument (what numpy and scikit-learn would give);
+- ``raw``: any other exception, or one that does not name the argument;
+- ``silent``: a result came back;
+- ``hang``: the call ran past ``TIMEOUT_S``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import pkgutil
+import re
+import signal
+import typing
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import torch
+from hypothesis import strategies as st
+
+import icl_lib
+
+B, N, D = 4, 6, 3  # prompts, points per prompt, input dimension of every fixture
+VOCAB, CTX = 16, 12  # token fixtures: vocabulary and sequence length
+TIMEOUT_S = 10
+EXAMPLES = 2  # hypothesis examples per callable: each draws every (argument, kind)
+
+
+# --- which callables are public ------------------------------------------------------
+
+
+@cache
+def public_callables() -> dict[str, object]:
+    """``{qualified name: object}`` of every public function and class."""
+    found = {}
+    modules = [icl_lib] + [
+        importlib.import_module(m.name)
+        for m in pkgutil.walk_packages(icl_lib.__path__, "icl_lib.")
+        if not m.name.endswith("__main__")
+        and not any(part.startswith("_") for part in m.name.split("."))
+    ]
+    for module in modules:
+        for name, obj in vars(module).items():
+            if name.startswith("_") or not (
+                inspect.isfunction(obj) or inspect.isclass(obj)
+            ):
+                continue
+            if getattr(obj, "__module__", None) == module.__name__:
+                found[f"{module.__name__}.{name}"] = obj
+    return found
+
+
+# --- fixtures: valid values ----------------------------------------------------------
+
+
+def _gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def _randn(*shape, seed=0):
+    return torch.randn(*shape, generator=_gen(seed))
+
+
+def _regression_batch():
+    from icl_lib.tasks.regression import linear_regression
+
+    return linear_regression(B, N, D, seed=0)
+
+
+def _token_model():
+    from icl_lib.models.token_gpt import TokenTransformer, TokenTransformerConfig
+
+    torch.manual_seed(0)
+    return TokenTransformer(
+        TokenTransformerConfig(
+            vocab_size=VOCAB, n_ctx=CTX, n_embd=8, n_layer=2, n_head=2
+        )
+    )
+
+
+def _prompt_model():
+    from icl_lib.models.gpt import ICLTransformer, TransformerConfig
+
+    torch.manual_seed(0)
+    return ICLTransformer(
+        TransformerConfig(n_dims=D, n_positions=N + 1, n_embd=8, n_layer=1, n_head=2)
+    )
+
+
+def _lsa_model():
+    from icl_lib.models.lsa import LinearSelfAttention
+
+    return LinearSelfAttention(D, seed=0)
+
+
+def _bursty_config():
+    from icl_lib.models.bursty_classifier import BurstyClassifierConfig
+
+    return BurstyClassifierConfig(
+        dim=5, n_labels=4, n_context=3, n_layer=1, mlp_width=8, n_positions=7
+    )
+
+
+def _bursty_model():
+    from icl_lib.models.bursty_classifier import BurstyClassifier
+
+    torch.manual_seed(0)
+    return BurstyClassifier(_bursty_config())
+
+
+def _bursty_batch():
+    from icl_lib.tasks.bursty import bursty_sequences
+
+    return bursty_sequences(B, n_context=3, dim=5, n_labels=4, n_classes=8, seed=0)
+
+
+def _token_batch():
+    from icl_lib.tasks.induction import repeated_segment_tokens
+
+    return repeated_segment_tokens(B, CTX, VOCAB, min_period=2, max_period=6, seed=0)
+
+
+def _recall_batch():
+    from icl_lib.tasks.recall import associative_recall
+
+    return associative_recall(B, 2, n_queries=2, n_keys=4, n_values=4, seed=0)
+
+
+def _block():
+    from icl_lib.models.contextual import make_block
+
+    torch.manual_seed(0)
+    return make_block("softmax", D + 1, width=4, hidden=4, out_dim=1).double()
+
+
+def _tokens():
+    return torch.randint(0, VOCAB, (B, CTX), generator=_gen())
+
+
+def _config(kind):
+    from icl_lib.models import gpt, pfn, posterior_net, recurrent, token_gpt
+
+    small = dict(n_dims=D, n_positions=N + 1, n_embd=8, n_layer=1, n_head=2)
+    return {
+        "TransformerConfig": lambda: gpt.TransformerConfig(**small),
+        "PredictiveConfig": lambda: pfn.PredictiveConfig(**small),
+        "PosteriorConfig": lambda: posterior_net.PosteriorConfig(**small),
+        "TokenTransformerConfig": lambda: token_gpt.TokenTransformerConfig(
+            vocab_size=VOCAB, n_ctx=CTX, n_embd=8, n_layer=1, n_head=2
+        ),
+        "SequenceModelConfig": lambda: recurrent.SequenceModelConfig(
+            layers=("selective", "attn"),
+            n_embd=8,
+            state_dim=4,
+            positions=True,
+            n_dims=D,
+            n_positions=N + 1,
+        ),  # fmt: skip
+    }[kind]()
+
+
+TYPE_FIXTURES = {
+    **{
+        kind: (lambda kind=kind: _config(kind))
+        for kind in (
+            "TransformerConfig",
+            "PredictiveConfig",
+            "PosteriorConfig",
+            "TokenTransformerConfig",
+            "SequenceModelConfig",
+        )  # fmt: skip
+    },
+    "PromptBatch": _regression_batch,
+    "RegressionBatch": _regression_batch,
+    "TokenTransformer": _token_model,
+    "ICLTransformer": _prompt_model,
+    "LinearSelfAttention": _lsa_model,
+    "BurstyClassifier": _bursty_model,
+    "BurstyClassifierConfig": _bursty_config,
+    "BurstyBatch": _bursty_batch,
+    "RepeatedTokensBatch": _token_batch,
+    "RecallBatch": _recall_batch,
+    "ContextualBlock": _block,
+}
+
+
+def _ols():
+    from icl_lib.learners.linear import ols
+
+    return ols
+
+
+NAME_FIXTURES = {
+    # prompts (B, N, D) and their parts
+    "xs": lambda: _randn(B, N, D),
+    "ys": lambda: _randn(B, N, seed=1),
+    "x_query": lambda: _randn(B, D, seed=2),
+    "y_query": lambda: _randn(B, seed=3),
+    "batch": _regression_batch,
+    "predictor": _ols,
+    "tokens": _tokens,
+    # sizes
+    "dim": lambda: D,
+    "d": lambda: D,
+    "in_dim": lambda: D,
+    "n_points": lambda: N,
+    "batch_size": lambda: B,
+    "k": lambda: 2,
+    "ks": lambda: [1, 2, 3],
+    "steps": lambda: 3,
+    "n_pairs": lambda: 2,
+    # scalars
+    "noise_std": lambda: 0.5,
+    "lr": lambda: 0.1,
+    "lam": lambda: 0.1,
+    "seed": lambda: 0,
+}
+
+
+def _patterns():
+    from icl_lib.analysis.induction import attention_patterns
+
+    return attention_patterns(_token_model(), _tokens())
+
+
+def _token_losses():
+    from icl_lib.analysis.induction import token_losses
+
+    return token_losses(_token_model(), _tokens())
+
+
+def _spd(dim=D, seed=0):
+    a = _randn(dim, dim, seed=seed).double()
+    return a @ a.T / dim + torch.eye(dim, dtype=torch.float64)
+
+
+def _signs(*shape, seed=0):
+    return torch.where(_randn(*shape, seed=seed) >= 0, 1.0, -1.0)
+
+
+def _curve():
+    return {"step": [0, 100, 200, 300, 400], "loss": [3.0, 2.0, 1.5, 1.2, 1.1]}
+
+
+def _context():
+    return _randn(B, 4, D + 1, seed=4).double()
+
+
+def _x():
+    return _randn(B, D + 1, seed=5).double()
+
+
+def _query_row():  # one query's attention over a 2-shot prompt: (B, 2k + 1)
+    return torch.softmax(_randn(B, 5, seed=6), -1)
+
+
+def _task(name, *args, **kwargs):
+    """A batch from the sampler ``icl_lib.tasks.<name>``, seed 0."""
+    return getattr(__import__("icl_lib").tasks, name)(*args, seed=0, **kwargs)
+
+
+def _fields_of(factory) -> dict:
+    """Fixtures for a batch class's constructor: the fields of a sampled batch."""
+    import dataclasses
+
+    names = [f.name for f in dataclasses.fields(factory())]
+    return {name: (lambda name=name: getattr(factory(), name)) for name in names}
+
+
+# Fixtures for a parameter name within one module or callable (the longest prefix of
+# the callable's qualified name wins): the same name means different things there.
+CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
+    "icl_lib.analysis.ablation": {
+        "heads": lambda: [(0, 0)],
+        "groups": lambda: {"a head": [(0, 1)]},
+        "full_score": lambda: -1.0,
+        "ablated_score": lambda: -0.5,
+    },
+    "icl_lib.analysis.alignment": {
+        "pred": lambda: _randn(B, seed=7),
+        "target": lambda: _randn(B, seed=8),
+        "f": _ols,
+        "g": _ols,
+        "predict": _ols,
+        "lo": lambda: 0.0,
+        "hi": lambda: 1.0,
+    },
+    "icl_lib.analysis.alignment.golden_section": {
+        "f": lambda: lambda t: (t - 0.3) ** 2
+    },
+    "icl_lib.analysis.attention": {
+        "features": lambda: _randn(8, 5, seed=9),
+        "targets": lambda: _randn(8, 2, seed=10),
+        "row": _query_row,
+        "weights": lambda: torch.rand(B, 2, generator=_gen()),
+        "labels": lambda: _signs(B, 2),
+        "similarity": lambda: _randn(B, 2, seed=11),
+        "scores": lambda: _randn(B, seed=12),
+        "model_prediction": lambda: _signs(B, seed=13),
+        "y_query": lambda: _signs(B, seed=14),
+    },
+    "icl_lib.analysis.attention.similarity_correlation": {
+        "weights": lambda: torch.rand(B, 1, 2, 2, generator=_gen()),
+    },
+    "icl_lib.analysis.calibration": {
+        "u": lambda: torch.rand(B, N, generator=_gen()),
+        "levels": lambda: [0.1, 0.5, 0.9],
+        "mean": lambda: _randn(B, seed=15),
+        "var": lambda: torch.rand(B, generator=_gen()) + 0.5,
+        "y": lambda: _randn(B, seed=16),
+    },
+    "icl_lib.analysis.circuits": {
+        "layer": lambda: 0,
+        "head": lambda: 0,
+        "ov": lambda: _randn(VOCAB, VOCAB, seed=17),
+        "matrix": lambda: _randn(VOCAB, VOCAB, seed=18),
+        "vocab_size": lambda: VOCAB,
+        "sample_size": lambda: 4,
+        "tokens": lambda: torch.stack(
+            [torch.randperm(VOCAB, generator=_gen(i))[:CTX] for i in range(B)]
+        ),
+    },
+    "icl_lib.analysis.circuits.direct_logit_attribution": {
+        "tokens": lambda: torch.stack(
+            [torch.randperm(VOCAB, generator=_gen(i))[:6] for i in range(B)]
+        ).repeat(1, 2),
+    },
+    "icl_lib.analysis.curves": {
+        "curve": _curve,
+        "level": lambda: 1.3,
+        "start": lambda: 100,
+        "values": lambda: _randn(B, seed=19),
+        "scores": lambda: _randn(B, seed=20),
+        "labels": lambda: _signs(B, seed=21),
+        "errors": lambda: torch.rand(8, N, generator=_gen()),
+    },
+    "icl_lib.analysis.induction": {
+        "patterns": _patterns,
+        "losses": _token_losses,
+        "mask": lambda: torch.rand(B, CTX - 1, generator=_gen()) > 0.5,
+        "early": lambda: 1,
+        "late": lambda: 8,
+        "probe": _token_batch,
+        "steps": lambda: [0, 100, 200, 300],
+        "values": lambda: [3.0, 2.5, 1.0, 0.9],
+    },
+    "icl_lib.analysis.selection": {
+        "numerator": lambda: torch.rand(8, generator=_gen()) + 0.1,
+        "denominator": lambda: torch.rand(8, generator=_gen()) + 0.2,
+        "features": lambda: _randn(8, 5, seed=22),
+        "labels": lambda: (_signs(8, seed=23) > 0).float(),
+        "posterior": lambda: torch.softmax(_randn(B, 3, seed=24), -1),
+        "predictors": lambda: {"ols": _ols()},
+        "noise_levels": lambda: [0.1, 0.5],
+        "learner": lambda: __import__("icl_lib").learners.linear.ridge,
+        "tune_batch": _regression_batch,
+        "grid": lambda: [0.01, 0.1, 1.0],
+        "choices": lambda: {1: 0.1, 2: 0.1, 3: 0.1},
+    },
+    "icl_lib.analysis.selection.bayes_label_accuracy": {
+        "labels": lambda: torch.tensor([0, 1, 2, 0]),
+    },
+    "icl_lib.analysis.stability": {
+        "position": lambda: 1,
+        "ms": lambda: [2, 4],
+        "m": lambda: 3,
+        "values": lambda: [1.0, 0.5],
+    },
+    "icl_lib.analysis.stability.loglog_slope": {"ms": lambda: [2.0, 4.0]},
+    "icl_lib.learners.bayes": {
+        "prior_mean": lambda: torch.zeros(D),
+        "prior_cov": lambda: torch.eye(D),
+        "means": lambda: _randn(2, D, seed=25),
+        "covs": lambda: torch.eye(D).repeat(2, 1, 1),
+        "weights": lambda: torch.tensor([0.3, 0.7]),
+        "mean_p": lambda: _randn(B, D, seed=26).double(),
+        "cov_p": lambda: _spd().expand(B, D, D).clone(),
+        "mean_q": lambda: _randn(B, D, seed=27).double(),
+        "cov_q": lambda: _spd(seed=1).expand(B, D, D).clone(),
+    },
+    "icl_lib.learners.kernel": {
+        "grid": lambda: torch.linspace(-1, 1, 5),
+        "temperature": lambda: 1.0,
+        "temperatures": lambda: [0.5, 1.0],
+        "bandwidths": lambda: [0.5, 1.0],
+        "target": lambda: _signs(B, seed=28),
+    },
+    "icl_lib.learners.kernel.attention_regression_curve": {
+        "xs": lambda: _randn(N),
+        "ys": lambda: _randn(N, seed=1),
+    },
+    "icl_lib.learners.linear": {
+        "gamma": lambda: 0.1,
+        "precond": lambda: torch.eye(D),
+    },
+    "icl_lib.learners.pool": {"pool": lambda: _randn(5, D, seed=29)},
+    "icl_lib.learners.risk": {
+        "errors": lambda: torch.rand(N, generator=_gen()) + 1.0,
+        "reference": lambda: torch.rand(N, generator=_gen()) + 1.0,
+        "step": lambda: 0.5,
+    },
+    "icl_lib.learners.selection": {
+        "z": lambda: _randn(B, D),
+        "threshold": lambda: 0.1,
+        "lams": lambda: [0.01, 0.1],
+        "candidates": lambda: __import__("icl_lib").learners.selection.ridge_candidates(
+            [0.01, 0.1]
+        ),
+        "noise_levels": lambda: [0.1, 0.5],
+    },
+    "icl_lib.learners.selection.logistic_weights": {"ys": lambda: _signs(B, N)},
+    "icl_lib.learners.selection.logistic_regression": {"ys": lambda: _signs(B, N)},
+    "icl_lib.learners.selection.logistic_posterior_mean": {
+        "ys": lambda: _signs(B, N),
+        "n_samples": lambda: 64,
+    },
+    "icl_lib.learners.selection.binary_label_statistic": {"ys": lambda: _signs(B, N)},
+    "icl_lib.learners.selection.pre_icl_test": {"ys": lambda: _signs(B, N)},
+    "icl_lib.analysis.alignment.bootstrap_gd_plus_plus": {
+        "n_boot": lambda: 2,
+        "max_iter": lambda: 3,
+    },
+    "icl_lib.analysis.alignment.tune_gd_plus_plus": {"max_iter": lambda: 3},
+    "icl_lib.theory.gd_construction": {
+        "n_context": lambda: N,
+        "gamma": lambda: 0.1,
+        "cov": _spd,
+        "precond": lambda: torch.eye(D, dtype=torch.float64),
+        "direction": lambda: torch.eye(D, dtype=torch.float64),
+        "gram": lambda: _spd().expand(B, D, D).clone(),
+        "mu": lambda: torch.rand(5, generator=_gen()),
+        "mu_min": lambda: 0.5,
+        "mu_max": lambda: 2.0,
+        "model": _lsa_model,
+    },
+    "icl_lib.theory.implicit": {
+        "context": _context,
+        "x": _x,
+        "n": lambda: 4,
+        "absorbed": lambda: [0, 2],
+        "n_context": lambda: 4,
+        "size": lambda: 2,
+        "M": lambda: _randn(B, 3, 4).double(),
+        "Delta": lambda: _randn(B, 4, 3).double(),
+        "W": lambda: _randn(B, 4, 3, seed=1).double(),
+    },
+    "icl_lib.theory.implicit.rank_one": {
+        "W": lambda: _randn(5, 3).double(),  # (h, m), h not the batch size
+        "delta": lambda: _randn(B, 3, seed=1).double(),
+        "anchor": lambda: _randn(B, 3, seed=2).double(),
+    },
+    "icl_lib.theory.implicit.implicit_error_curve": {"batch": lambda: _block_batch()},
+    "icl_lib.theory.implicit.in_context_task_errors": {"batch": lambda: _block_batch()},
+    "icl_lib.theory.finetuning": {
+        "batch": lambda: _block_batch(),
+        "n_context": lambda: 4,
+        "xs": lambda: _randn(B, 4, D).double(),
+        "ys": lambda: _randn(B, 4, seed=3).double(),
+        "x_test": lambda: _randn(B, 2, D, seed=5).double(),
+        "lrs": lambda: [0.01, 0.1],
+        "epochs": lambda: [1, 2],
+        "first": lambda: torch.tensor([1.0, 2.0, 3.0]),
+        "second": lambda: torch.tensor([2.0, 1.0, 1.0]),
+        "grid": lambda: {(0.01, 1): 1.0, (0.1, 1): 0.5, (0.01, 2): 0.7, (0.1, 2): 0.6},
+    },
+    "icl_lib.theory.stability": {
+        "position": lambda: 1,
+        "x_new": lambda: _randn(B, D, seed=30),
+        "y_new": lambda: _randn(B, seed=31),
+        "m": lambda: 5,
+        "lam_1": lambda: 0.5,
+        "radius": lambda: 1.0,
+        "label_bound": lambda: 1.0,
+    },
+    "icl_lib.kernels": {
+        "a": lambda: _randn(B, N, D),
+        "b": lambda: _randn(B, 2, D, seed=1),
+    },
+    "icl_lib.models.recurrent": {
+        "q": lambda: _randn(B, N, D),
+        "k": lambda: _randn(B, N, D, seed=1),
+        "v": lambda: _randn(B, N, 2, seed=2),
+        "u": lambda: _randn(B, N, 8),
+        "n_embd": lambda: 8,
+        "state_dim": lambda: 4,
+        "kind": lambda: "attention",
+        "n_tokens": lambda: 10,
+    },
+    "icl_lib.models.gpt.prompt_tokens": {"n_dims": lambda: D, "n_positions": lambda: N},
+    "icl_lib.models.lsa.lsa_layer": {
+        "Z": lambda: _randn(B, N + 1, D + 1),
+        "kq": lambda: _randn(1, D + 1, D + 1, seed=1),
+        "pv": lambda: _randn(1, D + 1, D + 1, seed=2),
+    },
+    "icl_lib.models.pfn": {
+        "samples": lambda: _randn(100),
+        "n_buckets": lambda: 4,
+        "borders": lambda: (-2.0, -0.5, 0.0, 0.5, 2.0),
+    },
+    "icl_lib.models.contextual": {
+        "in_dim": lambda: D + 1,
+        "hidden": lambda: 4,
+        "out_dim": lambda: 1,
+        "kind": lambda: "softmax",
+        "context": _context,
+        "x": _x,
+    },
+    "icl_lib.models.associative_memory": {
+        "n_pairs": lambda: 3,
+        "generator": _gen,
+        "sizes": lambda: [(4, 2)],
+        "keys": lambda: _randn(4, 2).double(),
+        "queries": lambda: _randn(4, 2, seed=1).double(),
+    },
+    "icl_lib.models.associative_memory.train_associative_memories": {
+        "steps": lambda: 3,
+        "batch_size": lambda: 8,
+    },
+    "icl_lib.analysis.recall": {
+        "crosstalk": lambda: _randn(3, 3).double(),
+        "pairs": lambda: [1, 2],
+        "size": lambda: 8,
+        "memory": lambda: _memory(),
+        "n_prompts": lambda: 16,
+    },
+    "icl_lib.analysis.recall.recall_curve": {
+        "model": lambda: _recall_model(),
+        "n_keys": lambda: 4,
+        "n_values": lambda: 4,
+        "n_queries": lambda: 2,
+    },
+    "icl_lib.analysis.recall.recall_accuracy": {"model": lambda: _recall_model()},
+    "icl_lib.analysis.recall.recall_answers": {"model": lambda: _recall_model()},
+    "icl_lib.analysis.posterior": {"model": lambda: _posterior_model()},
+    "icl_lib.analysis.calibration.nll_curve": {"model": lambda: _pfn_model()},
+    "icl_lib.analysis.calibration.pit": {"model": lambda: _pfn_model()},
+    "icl_lib.analysis.calibration.predictive_band": {
+        "model": lambda: _pfn_model(head="gaussian"),
+        "xs": lambda: _randn(1, N - 1, D),
+        "ys": lambda: _randn(1, N - 1, seed=1),
+        "direction": lambda: torch.tensor([1.0, 0.0, 0.0]),
+        "ts": lambda: torch.linspace(-1, 1, 5),
+    },
+    "icl_lib.analysis.calibration.bucket_cost": {
+        "bars": lambda: __import__("icl_lib").models.pfn.BarDistribution(
+            (-3.0, -1.0, 0.0, 1.0, 3.0)
+        )
+    },
+    "icl_lib.analysis.influence": {"reference": _ols},
+    "icl_lib.analysis.diversity": {"pool_sizes": lambda: (1, 4)},
+    "icl_lib.presets": {"name": lambda: "overview_noiseless"},
+    "icl_lib.training.checkpoints": {"name": lambda: "overview_noiseless"},
+    "icl_lib.presets.kernel": {"activation": lambda: "exp", "data": lambda: "exp"},
+    "icl_lib.presets.frontiers": {"kind": lambda: "attn", "depth": lambda: 2},
+    "icl_lib.presets.stability": {"n_tasks": lambda: 4},
+    "icl_lib.tasks.regression": {
+        "sparsity": lambda: 2,
+        "means": lambda: _randn(2, D),
+        "covs": lambda: torch.eye(D).repeat(2, 1, 1),
+        "weights": lambda: torch.tensor([0.3, 0.7]),
+        "n_tasks": lambda: 4,
+    },
+    "icl_lib.tasks.families": {"noise_levels": lambda: [0.1, 0.5]},
+    "icl_lib.tasks.induction": {"length": lambda: CTX, "vocab_size": lambda: VOCAB},
+    "icl_lib.tasks.induction.repeated_segment_tokens": {
+        "min_period": lambda: 2,
+        "max_period": lambda: 5,
+    },
+    "icl_lib.tasks.sphere": {
+        "cov": lambda: _spd().expand(B, D, D).clone(),
+        "pool_xs": lambda: _randn(B, N, D),
+        "pool_ys": lambda: _randn(B, N, seed=1),
+    },
+    "icl_lib.tasks.tokens.check_tokens": {"vocab_size": lambda: VOCAB},
+    "icl_lib.training.loop": {"start": lambda: 1, "end": lambda: 5, "step": lambda: 3},
+    "icl_lib.training.loop.learning_rate_factor": {"steps": lambda: 10},
+    "icl_lib.training.preset.loss_change_last_fifth": {
+        "curve": lambda: {"step": list(range(0, 1000, 100)), "loss": [1.0] * 10}
+    },
+    "icl_lib.training.recall": {"max_pairs": lambda: 3},
+    "icl_lib.training.samplers": {
+        "max_context": lambda: N,
+        "n_tasks": lambda: 4,
+        "sparsity": lambda: 2,
+    },
+    "icl_lib.training.induction": {
+        "length": lambda: CTX,
+        "min_period": lambda: 2,
+        "max_period": lambda: 5,
+    },
+    "icl_lib.models.pfn.PredictiveConfig": {"head": lambda: "riemann"},
+    "icl_lib.training.bursty": {},
+    "icl_lib.claims.load_claims": {"directory": lambda: _claims_dir()},
+    "icl_lib.exercises": {
+        "exercise": lambda: "ex-gd-code-step",
+        "answer": lambda: None,
+        "show": lambda: False,
+    },
+    "icl_lib.notebook.number_table": {
+        "columns": lambda: ["", "a"],
+        "rows": lambda: {"x": [1.0]},
+    },
+    "icl_lib.training.losses": {"model": lambda: _prompt_model()},
+    "icl_lib.training.losses.prefix_nll": {
+        "model": lambda: _pfn_model(head="gaussian")
+    },
+    "icl_lib.training.losses.posterior_nll": {"model": lambda: _posterior_model()},
+    "icl_lib.training.losses.posterior_mean_mse": {"model": lambda: _posterior_model()},
+    "icl_lib.training.losses.next_token_ce": {
+        "model": lambda: _token_model(),
+        "batch": lambda: _token_batch(),
+    },
+    "icl_lib.training.losses.recall_ce": {
+        "model": lambda: _recall_model(),
+        "batch": lambda: _recall_batch(),
+    },
+    "icl_lib.training.losses.query_class_ce": {
+        "model": lambda: _bursty_model(),
+        "batch": lambda: _bursty_batch(),
+    },
+    "icl_lib.training.losses.prefix_logistic": {
+        "batch": lambda: __import__("icl_lib").tasks.families.linear_classification(
+            B, N, D, seed=0
+        )
+    },
+    "icl_lib.models.recurrent.make_mixer": {"kind": lambda: "selective"},
+    **{
+        f"icl_lib.tasks.{name}": _fields_of(factory)
+        for name, factory in (
+            ("regression.RegressionBatch", lambda: _regression_batch()),
+            (
+                "regression.MixtureRegressionBatch",
+                lambda: _task(
+                    "mixture_linear_regression",
+                    B,
+                    N,
+                    means=_randn(2, D),
+                    covs=torch.eye(D).repeat(2, 1, 1),
+                    weights=torch.tensor([0.3, 0.7]),
+                ),
+            ),
+            (
+                "families.NoiseMixtureBatch",
+                lambda: _task("noise_mixture_regression", B, N, D, [0.1, 0.5]),
+            ),
+            ("families.FamilyBatch", lambda: _task("family_mixture", B, N, D)),
+            ("sphere.KernelBatch", lambda: _task("gp_regression", B, N, dim=D)),
+            (
+                "sphere.ClassificationBatch",
+                lambda: _task("sphere_classification", B, N, dim=D),
+            ),
+            ("tokens.TokenBatch", lambda: _token_batch()),
+            ("induction.RepeatedTokensBatch", lambda: _token_batch()),
+            ("recall.RecallBatch", lambda: _recall_batch()),
+            ("bursty.BurstyBatch", lambda: _bursty_batch()),
+            ("recall.ParityBatch", lambda: _task("sparse_parity", B, N, D)),
+        )
+    },  # fmt: skip
+    "icl_lib.analysis.attention.query_attention": {
+        "patterns": lambda: __import__("icl_lib").analysis.attention.attention_patterns(
+            _prompt_model(), _randn(B, N, D), _randn(B, N, seed=1)
+        )
+    },
+    "icl_lib.analysis.selection.group_means": {"errors": lambda: _grouped_errors()},
+    "icl_lib.analysis.selection.grouped_error_ratio": {
+        "errors": lambda: _grouped_errors(),
+        "numerator": lambda: "a",
+        "denominator": lambda: "b",
+    },
+    "icl_lib.analysis.selection.grouped_squared_errors": {
+        "groups": lambda: torch.tensor([0, 1, 0, 1]),
+    },
+    "icl_lib.analysis.selection.probe_by_layer": {
+        "model": lambda: _prompt_model(),
+        "labels": lambda: torch.tensor([0.0, 1.0, 0.0, 1.0]).repeat(2),
+        "batch": lambda: __import__("icl_lib").tasks.regression.linear_regression(
+            2 * B, N, D, seed=0
+        ),
+    },
+    "icl_lib.analysis.selection.residual_features": {"model": lambda: _prompt_model()},
+    "icl_lib.analysis.stability.dilution_ratio": {
+        "curve": lambda: __import__("icl_lib").analysis.stability.replacement_stability(
+            _ols(), _regression_batch(), [2, 4]
+        ),
+        "start": lambda: 2,
+        "stop": lambda: 4,
+    },
+    "icl_lib.claims": {
+        "id": lambda: "demo.a",
+        "chapter": lambda: "demo",
+        "kind": lambda: "goal",
+        "description": lambda: "a demonstration",
+        "paper": lambda: None,
+        "book": lambda: 0.5,
+        "tolerance": lambda: "<= 1",
+        "verdict": lambda: "pass",
+        "claims": lambda: [_claim()],
+    },
+    "icl_lib.kernels.log_kernel": {
+        "inner": lambda: _randn(B, N, D) @ _randn(B, 2, D, seed=1).transpose(1, 2),
+        "kernel": lambda: "exp",
+        "temperature": lambda: 1.0,
+        "bandwidth": lambda: 1.0,
+    },
+    "icl_lib.models.bursty_classifier.Attention": {"width": lambda: 8},
+    "icl_lib.models.contextual.ContextualBlock": {
+        "layer": lambda: _block().layer,
+        "mlp": lambda: _block().mlp,
+    },
+    "icl_lib.models.contextual.RegressionBlock": {
+        "layer": lambda: _block().layer,
+        "mlp": lambda: _block().mlp,
+    },
+    "icl_lib.models.contextual.check_block": {"block": lambda: _block()},
+    "icl_lib.notebook.glue": {
+        "name": lambda: "fuzz_value",
+        "value": lambda: 1.0,
+        "display": lambda: False,
+    },
+    "icl_lib.plotting.style": {"name": lambda: "ridge"},
+    "icl_lib.theory.gd_construction.lsa_with_products": {
+        "products": lambda: [
+            __import__("icl_lib").theory.gd_construction.gd_products(D, 0.1, N)
+        ],
+    },
+    "icl_lib.theory.implicit.apply_update": {
+        "update": lambda: __import__("icl_lib").theory.implicit.implicit_update(
+            _block(), _context(), _x()
+        ),
+    },
+    "icl_lib.training.checkpoints.manifest_digest": {
+        "manifest": lambda: __import__("icl_lib").training.checkpoints.read_manifest(
+            "overview_noiseless"
+        ),
+    },
+    "icl_lib.training.checkpoints.sha256": {
+        "path": lambda: __import__("icl_lib").training.checkpoints.checkpoint_paths(
+            "overview_noiseless"
+        )[1],
+    },
+    "icl_lib.training.full_batch.fit_full_batch": {
+        "model": lambda: _lsa_model(),
+        "loss": lambda: __import__("icl_lib").training.losses.query_half_mse,
+        "max_iter": lambda: 2,
+    },
+    "icl_lib.training.preset.environment": {"device": lambda: "cpu"},
+    "icl_lib.training.samplers.GPRegressionPrompts": {
+        "kernel": lambda: "exp",
+        "train_size": lambda: 8,
+        "train_seed": lambda: 0,
+    },
+    "icl_lib.training.samplers.HMMDocuments": {"length": lambda: CTX},
+    "icl_lib.training.samplers.RegressionPrompts": {
+        "dims": lambda: __import__("icl_lib").training.loop.Curriculum(D, D),
+        "points": lambda: __import__("icl_lib").training.loop.Curriculum(N, N),
+    },
+    "icl_lib.models.recurrent.SequenceTokenModel": {
+        "config": lambda: __import__("icl_lib").models.recurrent.SequenceModelConfig(
+            layers=("selective",), n_embd=8, state_dim=4, vocab_size=VOCAB
+        )
+    },
+    "icl_lib.models.recurrent.mixer_block": {"kind": lambda: "selective"},
+}
+
+
+def _grouped_errors():
+    return {
+        name: [torch.rand(4, 3, generator=_gen(i)).double() + 0.1 for i in range(2)]
+        for name in ("a", "b")
+    }
+
+
+def _claim():
+    from icl_lib.claims import Claim
+
+    return Claim("demo.a", "demo", "goal", "a demonstration", None, 0.5, "<= 1", "pass")
+
+
+def _block_batch():
+    from icl_lib.tasks.regression import linear_regression
+
+    return linear_regression(B, 5, D, seed=0, dtype=torch.float64)
+
+
+def _memory():
+    from icl_lib.models.associative_memory import AssociativeMemory
+
+    return AssociativeMemory(_randn(4, 2).double(), _randn(4, 2, seed=1).double())
+
+
+def _recall_model():
+    from icl_lib.models.token_gpt import TokenTransformer, TokenTransformerConfig
+
+    torch.manual_seed(0)
+    return TokenTransformer(
+        TokenTransformerConfig(vocab_size=9, n_ctx=8, n_embd=8, n_layer=1, n_head=2)
+    )
+
+
+def _pfn_model(head="riemann"):
+    from icl_lib.models.pfn import PredictiveConfig, PredictiveTransformer
+
+    torch.manual_seed(0)
+    return PredictiveTransformer(
+        PredictiveConfig(
+            n_dims=D, n_positions=N, n_embd=8, n_layer=1, n_head=2,
+            head=head, borders=(-3.0, -1.0, 0.0, 1.0, 3.0) if head == "riemann" else (),
+        )
+    )  # fmt: skip
+
+
+def _posterior_model():
+    from icl_lib.models.posterior_net import PosteriorConfig, PosteriorTransformer
+
+    torch.manual_seed(0)
+    return PosteriorTransformer(
+        PosteriorConfig(n_dims=D, n_positions=N, n_embd=8, n_layer=1, n_head=2)
+    )
+
+
+def _claims_dir():
+    from icl_lib.claims import default_claims_dir
+
+    return default_claims_dir()
+
+
+OVERRIDES: dict[str, dict[str, typing.Callable[[], object]]] = {
+    # never retrain here: the dry run lists what would be retrained
+    "icl_lib.presets.retrain.retrain_stale": {"dry_run": lambda: True},
+}
+
+_DRAWS = "draws a figure (a tenth of a second a call, too slow for the fast suite)"
+_STATE = "changes process-wide state (seeds, plotting style), leaking into other tests"
+_WRITES = "trains or writes checkpoints under data/ (tests/test_presets.py tests it)"
+_RECORD = (
+    "a record of results that the library builds and returns, not an input boundary"
+)
+
+EXEMPT: dict[str, str] = {
+    "icl_lib.notebook.setup_notebook": _STATE,
+    "icl_lib.plotting.style.use_book_style": _STATE,
+    "icl_lib.presets.train": _WRITES,
+    "icl_lib.presets.load_or_train": _WRITES,
+    "icl_lib.training.checkpoints.save_checkpoint": _WRITES,
+    "icl_lib.training.checkpoints.write_manifest": _WRITES,
+    "icl_lib.training.preset.train_preset": _WRITES,
+    "icl_lib.analysis.ablation.ablation_table": "needs a model with an in-context "
+    "gain, a trained checkpoint (tests/test_induction.py calls it on one)",
+    "icl_lib.widgets.explore": "needs a live Jupyter kernel "
+    "(tests/browser/test_widgets_live.py)",
+    "icl_lib.training.loop.fit": "trains a model for many steps (seconds a call); "
+    "tests/test_presets.py checks its arguments",
+    "icl_lib.training.loop.fit_on_prompts": "trains a model for many steps (seconds a "
+    "call); tests/test_lsa.py checks its arguments",
+    **{
+        name: _RECORD
+        for name in (
+            "icl_lib.analysis.stability.StabilityCurve",
+            "icl_lib.analysis.diversity.PoolSweep",
+            "icl_lib.learners.bayes.GaussianPosterior",
+            "icl_lib.learners.bayes.MixturePosterior",
+            "icl_lib.learners.linear.PosteriorPredictive",
+            "icl_lib.theory.implicit.ImplicitUpdate",
+            "icl_lib.theory.implicit.Trajectory",
+            "icl_lib.exercises.Verdict",
+        )
+    },
+}
+
+
+# Public callables with no fixture yet: the backlog of this suite. A new callable must
+# be fuzzed or exempt, never added here; an entry leaves when it gets its fixtures.
+BACKLOG = set((Path(__file__).parent / "api_fuzz_backlog.txt").read_text().split())
+
+
+def exemption(name: str) -> str | None:
+    """Why ``name`` is not fuzzed, or None."""
+    if name in EXEMPT:
+        return EXEMPT[name]
+    if name.startswith("icl_lib.plotting.") and not name.startswith(
+        "icl_lib.plotting.style"
+    ):
+        return _DRAWS
+    return None
+
+
+# --- the baseline call ---------------------------------------------------------------
+
+
+@dataclass
+class Baseline:
+    """A valid call of ``obj``: positional-or-keyword arguments by name."""
+
+    name: str
+    obj: object
+    kwargs: dict  # name -> factory of a fresh valid value
+    mutable: list  # the parameter names that are fuzzed
+
+
+def _hint_name(obj, param) -> str | None:
+    annotation = param.annotation
+    if annotation is inspect.Parameter.empty:
+        return None
+    text = (
+        annotation
+        if isinstance(annotation, str)
+        else getattr(annotation, "__name__", "")
+    )
+    text = text.strip("'\"").split(".")[-1]
+    return text or None
+
+
+def _context_fixture(name: str, param: str):
+    """The fixture of ``param`` in the longest prefix of ``name`` that has one."""
+    best = None
+    for prefix, fixtures in CONTEXT_FIXTURES.items():
+        if param in fixtures and (name == prefix or name.startswith(prefix + ".")):
+            if best is None or len(prefix) > len(best[0]):
+                best = (prefix, fixtures[param])
+    return best[1] if best else None
+
+
+def baseline(name: str) -> Baseline | None:
+    """The baseline call of a public callable, or None when some required parameter has
+    no fixture."""
+    obj = public_callables()[name]
+    sig = inspect.signature(obj)
+    overrides = OVERRIDES.get(name, {})
+    kwargs, mutable = {}, []
+    for param in sig.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        if param.name in overrides:
+            kwargs[param.name] = overrides[param.name]
+            mutable.append(param.name)
+            continue
+        context = _context_fixture(name, param.name)
+        if context is not None:
+            kwargs[param.name] = context
+            mutable.append(param.name)
+            continue
+        required = param.default is inspect.Parameter.empty
+        if not required:
+            # an optional number or option string is fuzzed at its default
+            default = param.default
+            if isinstance(default, (int, float, str)) and not isinstance(default, bool):
+                mutable.append(param.name)
+                kwargs[param.name] = lambda default=default: default
+            continue
+        hint = _hint_name(obj, param)
+        if hint in TYPE_FIXTURES:
+            kwargs[param.name] = TYPE_FIXTURES[hint]
+        elif param.name in NAME_FIXTURES:
+            kwargs[param.name] = NAME_FIXTURES[param.name]
+        else:
+            return None
+        mutable.append(param.name)
+    return Baseline(name, obj, kwargs, mutable)
+
+
+def call(base: Baseline, replaced: dict | None = None):
+    """Call ``base`` with fresh fixture values, ``replaced`` substituted by name."""
+    values = {k: f() for k, f in base.kwargs.items()}
+    values.update(replaced or {})
+    with _deadline(TIMEOUT_S):
+        result = base.obj(**values)
+        if inspect.isgeneratorfunction(getattr(base.obj, "__wrapped__", None)):
+            with result:  # a @contextmanager checks its arguments when entered
+                pass
+        return result
+
+
+class Hang(Exception):
+    pass
+
+
+class _deadline:
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __enter__(self):
+        def _raise(*_):
+            raise Hang(f"ran past {self.seconds} s")
+
+        self.previous = signal.signal(signal.SIGALRM, _raise)
+        signal.alarm(self.seconds)
+
+    def __exit__(self, *exc):
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, self.previous)
+        return False
+
+
+# --- mutations: values no caller could mean ------------------------------------------
+
+
+# options chosen by name: an unknown one must be refused
+OPTION_NAMES = {
+    "kind", "kernel", "activation", "mode", "rule", "mixer", "output", "param", "token",
+    "key", "positions", "head", "data", "family", "inputs", "normalise", "per_position",
+}  # fmt: skip
+# numbers that cannot be negative (a step size ``lr`` can: the best multiple of a GD
+# step on data with no signal is negative, and tune_gd finds it)
+NONNEGATIVE = {
+    "noise_std", "lam", "temperature", "bandwidth", "prior_std", "tol", "grad_clip",
+    "init_scale", "init_noise", "sharpness", "eps", "variance", "z", "radius",
+    "label_bound", "lam_1", "n_se", "threshold", "input_range",
+}  # fmt: skip
+
+
+# Arguments whose docstring promises any shape (elementwise maps, an attention row
+# (..., 2k + 1), matrices (..., p, q)): an extra axis is meant there, not a hole.
+SHAPE_FREE = {
+    "icl_lib.analysis.attention.attention_split": {"row"},
+    "icl_lib.analysis.attention.demonstration_weights": {"row"},
+    "icl_lib.analysis.calibration.coverage": {"u"},
+    "icl_lib.analysis.calibration.calibration_curve": {"u"},
+    "icl_lib.analysis.curves.sign": {"values"},
+    "icl_lib.learners.risk.excess_error": {"errors"},
+    "icl_lib.learners.selection.soft_threshold": {"z"},
+    "icl_lib.theory.gd_construction.gd_plus_plus_eigenvalue_map": {"mu"},
+    "icl_lib.theory.gd_construction.gd_plus_plus_preconditioner": {"gram"},
+    "icl_lib.theory.implicit.singular_value_ratio": {"M"},
+    "icl_lib.theory.implicit.linear_loss": {"Delta", "W"},
+}
+# Errors where NaN marks a context size a predictor was not asked (squared_errors'
+# min_context): NaN passes into that column's ratio, inf must still be refused.
+NAN_MEANS_MISSING = {
+    "icl_lib.analysis.selection.error_ratio": {"numerator", "denominator"},
+    # a batch's noise_std is NaN where prompts have no single Gaussian noise level
+    **{
+        f"icl_lib.tasks.{name}": {"noise_std"}
+        for name in (
+            "regression.RegressionBatch",
+            "regression.MixtureRegressionBatch",
+            "families.NoiseMixtureBatch",
+            "families.FamilyBatch",
+            "sphere.KernelBatch",
+        )
+    },  # fmt: skip
+}
+# Arguments that take any type: a glued value is a number, text, a figure or a table.
+ANY_TYPE = {"icl_lib.notebook.glue": {"value"}}
+# Arguments documented to broadcast over leading axes: a batch of one is meant too.
+BROADCAST = {"icl_lib.theory.implicit.linear_loss": {"Delta", "W"}}
+
+
+def _nan_at(t: torch.Tensor, index: int) -> torch.Tensor:
+    t = t.clone()
+    t.view(-1)[index % t.numel()] = math.nan
+    return t
+
+
+def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStrategy]:
+    """``{kind: strategy of bad values}`` for one argument of a baseline call."""
+    kinds: dict[str, st.SearchStrategy] = {}
+    wrong_type = st.sampled_from(["abc", object()])
+    if isinstance(valid, torch.Tensor):
+        kinds["wrong type"] = wrong_type
+        if param not in SHAPE_FREE.get(base.name, ()):
+            kinds["extra axis"] = st.just(valid.unsqueeze(0))
+        if param in NAN_MEANS_MISSING.get(base.name, ()):
+            kinds["inf"] = st.sampled_from([math.inf, -math.inf]).map(
+                lambda bad: valid.clone().fill_(bad)
+            )
+        elif valid.is_floating_point() and valid.numel():
+            kinds["nan or inf"] = st.builds(
+                lambda i, bad: (
+                    _nan_at(valid, i) if bad is None else valid.clone().fill_(bad)
+                ),
+                st.integers(0, valid.numel() - 1),
+                st.sampled_from([None, math.inf, -math.inf]),
+            )
+        elif valid.numel() and valid.dtype != torch.bool:
+            # a field the class lists in SIGNED_FIELDS uses -1 as a marker
+            top = -2 if param in getattr(base.obj, "SIGNED_FIELDS", ()) else -1
+            kinds["negative id"] = st.integers(-5, top).map(
+                lambda v: valid.clone().fill_(v)
+            )
+        batch_partners = [
+            other
+            for other in base.mutable
+            if other != param
+            and isinstance(v := base.kwargs[other](), torch.Tensor)
+            and v.ndim >= 1
+            and v.shape[0] == B
+        ]
+        broadcasts = param in BROADCAST.get(base.name, ())
+        if (
+            valid.ndim >= 1
+            and valid.shape[0] == B
+            and batch_partners
+            and not broadcasts
+        ):
+            kinds["batch of one"] = st.just(valid[:1].clone())
+    elif isinstance(valid, bool):
+        kinds["wrong type"] = st.just("yes")
+    elif isinstance(valid, int):
+        if valid >= 0:  # an axis such as dim=-1 may be negative
+            kinds["negative"] = st.integers(-(10**6), -1)
+        kinds["fractional"] = st.floats(0.1, 9.9).filter(lambda v: v != int(v))
+        kinds["wrong type"] = st.just("3")
+    elif isinstance(valid, float):
+        if param in NAN_MEANS_MISSING.get(base.name, ()):
+            kinds["inf"] = st.sampled_from([math.inf, -math.inf])
+        else:
+            kinds["nan or inf"] = st.sampled_from([math.nan, math.inf, -math.inf])
+        if param not in ANY_TYPE.get(base.name, ()):
+            kinds["wrong type"] = st.just("0.1")
+        if param in NONNEGATIVE:
+            kinds["negative"] = st.floats(-1e6, -1e-3)
+    elif isinstance(valid, str):
+        if param in OPTION_NAMES:
+            kinds["unknown option"] = st.sampled_from(["zzz", valid.upper() + "_"])
+            kinds["wrong type"] = st.sampled_from([3, None])
+    elif isinstance(valid, (list, tuple)) and valid and isinstance(valid[0], int):
+        kinds["negative element"] = st.integers(-(10**6), -1).map(
+            lambda v: [v, *valid[1:]]
+        )
+        kinds["wrong type"] = st.just("abc")
+    elif callable(valid) and not inspect.isclass(valid):
+        kinds["wrong type"] = st.sampled_from(["abc", 3])
+    elif valid is not None:
+        kinds["wrong type"] = st.sampled_from(["abc", 3])
+    return kinds
+
+
+# --- the verdict ---------------------------------------------------------------------
+
+
+CLEAR_ERRORS = (ValueError, TypeError, KeyError, FileNotFoundError)
+
+
+def classify(base: Baseline, param: str, value) -> tuple[str, str]:
+    """``(class, detail)`` of calling ``base`` with ``param`` replaced by ``value``."""
+    try:
+        result = call(base, {param: value})
+    except Hang as error:
+        return "hang", str(error)
+    except CLEAR_ERRORS as error:
+        message = str(error)
+        if re.search(rf"(?<![\w.]){re.escape(param)}(?!\w)", message):
+            return "clear", message
+        return "raw", f"{type(error).__name__} not naming {param}: {message[:200]}"
+    except Exception as error:  # noqa: BLE001 - every other error is what we count
+        return "raw", f"{type(error).__name__}: {str(error)[:200]}"
+    return "silent", f"returned {type(result).__name__}"
+
+
+def fuzz_once(base: Baseline, draw) -> list[tuple[str, str, str, str]]:
+    """Every (argument, kind of bad value) of ``base`` once, the value drawn by
+    ``draw`` (hypothesis's ``data.draw``): rows ``(param, kind, class, detail)``."""
+    rows = []
+    for param in base.mutable:
+        valid = base.kwargs[param]()
+        for kind, strategy in mutation_kinds(base, param, valid).items():
+            value = draw(strategy, label=f"{param}: {kind}")
+            rows.append((param, kind, *classify(base, param, value)))
+    return rows
+
+
+def fuzz_settings(examples: int = EXAMPLES):
+    """Hypothesis's settings for the suite: deterministic (derandomised, no example
+    database), no deadline (a call may build a model), health checks off (the
+    strategies are small and fixed)."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+def _worst_outcomes(base: Baseline, examples: int) -> dict:
+    """``{(param, kind): row}`` over ``examples`` hypothesis examples, a hole kept
+    over a clear outcome of the same (param, kind)."""
+    from hypothesis import given
+
+    seen: dict = {}
+
+    @fuzz_settings(examples)
+    @given(st.data())
+    def run(data):
+        for row in fuzz_once(base, data.draw):
+            if row[:2] not in seen or row[2] != "clear":
+                seen[row[:2]] = row
+
+    run()
+    return seen
+
+
+def survey(names=None, examples: int = 2):
+    """Fuzz ``names`` (default: every callable with a baseline) and return
+    ``(rows, no_baseline, broken_baseline)``, ``rows`` as ``(name, param, kind, class,
+    detail)``. Deterministic (hypothesis derandomised)."""
+    rows, no_baseline, broken = [], [], {}
+    for name in names or sorted(public_callables()):
+        if exemption(name) or name in BACKLOG:
+            continue
+        base = baseline(name)
+        if base is None:
+            no_baseline.append(name)
+            continue
+        try:
+            call(base)
+        except Exception as error:  # noqa: BLE001
+            broken[name] = f"{type(error).__name__}: {str(error)[:150]}"
+            continue
+        rows += [(name, *row) for row in _worst_outcomes(base, examples).values()]
+    return rows, no_baseline, broken

@@ -1,0 +1,93 @@
+"""Property-based fuzzing of icl_lib's public API (issue 24): every public callable,
+fed one value no caller could mean at a time, must refuse it with an error that names
+the argument. The machinery and the fixtures are in ``tests/api_fuzz.py``;
+``python tools/fuzz_report.py`` prints the outcome classes."""
+
+from __future__ import annotations
+
+import math
+
+import api_fuzz as F
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+FUZZED = sorted(
+    name
+    for name in F.public_callables()
+    if not F.exemption(name) and name not in F.BACKLOG
+)
+
+
+def test_every_public_callable_is_fuzzed_exempt_or_in_the_backlog():
+    """A new public callable gets fuzzed by the fixtures of its parameters' names and
+    types; one they cannot call fails here until it has fixtures or a reason."""
+    missing = [name for name in FUZZED if F.baseline(name) is None]
+    assert not missing, f"no fixture for a required parameter of {missing}"
+    stale = sorted(name for name in F.BACKLOG if name not in F.public_callables())
+    assert not stale, f"api_fuzz_backlog.txt lists callables that are gone: {stale}"
+    ready = sorted(name for name in F.BACKLOG if F.baseline(name) is not None)
+    assert not ready, f"these backlog entries now have fixtures, remove them: {ready}"
+
+
+@pytest.mark.parametrize("name", FUZZED)
+def test_the_baseline_call_succeeds(name):
+    F.call(F.baseline(name))
+
+
+@pytest.mark.parametrize("name", FUZZED)
+def test_bad_arguments_fail_by_name(name):
+    base = F.baseline(name)
+    failures = []
+
+    @F.fuzz_settings()
+    @given(st.data())
+    def run(data):
+        for param, kind, outcome, detail in F.fuzz_once(base, data.draw):
+            if outcome != "clear":
+                failures.append(f"{param} ({kind}): {outcome}, {detail}")
+
+    run()
+    assert not failures, "\n".join(failures)
+
+
+# --- the harness itself: it must tell the classes apart ------------------------------
+
+
+def _ratio(xs: torch.Tensor, scale: float) -> torch.Tensor:
+    """A checked function: xs (B, n) and a finite scale > 0."""
+    if not isinstance(xs, torch.Tensor):
+        raise TypeError(f"xs: expected a torch.Tensor, got {type(xs).__name__}")
+    if not math.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale: expected a finite number > 0, got {scale}")
+    return xs / scale
+
+
+def _base(obj):
+    return F.Baseline(
+        "f",
+        obj,
+        {"xs": lambda: torch.ones(4, 3), "scale": lambda: 2.0},
+        ["xs", "scale"],
+    )
+
+
+def test_the_classes_are_told_apart():
+    assert F.classify(_base(_ratio), "scale", math.nan)[0] == "clear"
+    assert F.classify(_base(_ratio), "xs", "abc")[0] == "clear"
+    # an error that names another argument is raw, not clear
+    names_scale = _base(lambda xs, scale: _ratio(torch.ones(1), math.nan))
+    assert F.classify(names_scale, "xs", "abc")[0] == "raw"
+    assert F.classify(_base(lambda xs, scale: xs.shape), "xs", "abc")[0] == "raw"
+    assert (
+        F.classify(_base(lambda xs, scale: xs / scale), "scale", math.nan)[0]
+        == "silent"
+    )
+
+
+def test_a_hang_is_caught(monkeypatch):
+    import time
+
+    monkeypatch.setattr(F, "TIMEOUT_S", 1)
+    assert F.classify(_base(lambda xs, scale: time.sleep(3)), "xs", 1)[0] == "hang"
