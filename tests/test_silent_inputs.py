@@ -104,7 +104,7 @@ NAN = float("nan")
         (
             lambda: tune_gd(*B.prompt(5)[:2], B.xs[:, 5], B.ys[:3, 5]),
             ValueError,
-            "y_query: expected one label per prompt",
+            "y_query: expected one value per prompt",
         ),
         (
             lambda: tune_gd(B.xs[:, :5], B.ys[:, :5] * NAN, B.xs[:, 5], B.ys[:, 5]),
