@@ -4,11 +4,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PRESET ?=
 
-.PHONY: venv book book-student clean test test-fast browser colab-check sync train retrain release help
+.PHONY: venv book book-student print clean test test-fast browser colab-check sync train retrain release help
 
 help:
-	@echo "make book    build the executed site into _build/html, and the student edition"
-	@echo "             (no solutions) into _build/student/_build/html (creates .venv first)"
+	@echo "make book    build the executed site into _build/html, the student edition (no"
+	@echo "             solutions) into _build/student/_build/html and every figure as SVG"
+	@echo "             into _build/figures, for slides (creates .venv first)"
+	@echo "make print   print the whole book to _build/book.pdf (after make book)"
 	@echo "make test    run the whole test suite"
 	@echo "make browser open every page of the built site in headless Chromium (after make book)"
 	@echo "make colab-check  run every chapter as on Colab: only the package's dependencies"
@@ -30,10 +32,17 @@ venv: $(STAMP)
 # (CI does, because a change to icl_lib alone does not invalidate the cache).
 # ICL_STATIC_WIDGETS=1: headless kernels draw each widget's first view instead of opening
 # widget comms, which can stall a cell for its whole timeout (icl_lib.runtime).
+# ICL_FIGURE_PACK=1: every figure is drawn as SVG too, for the figure pack (_build/figures).
 book: $(STAMP)
-	ICL_STATIC_WIDGETS=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going
+	ICL_STATIC_WIDGETS=1 ICL_FIGURE_PACK=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going
 	@echo "site: _build/html/index.html   claims: _build/html/claims.json"
+	$(PY) tools/figure_pack.py
 	$(MAKE) --no-print-directory book-student
+
+# The whole book as one PDF, printed by headless Chromium from a single-page build of the
+# main build's cache (after make book; Debian's chromium).
+print: $(STAMP)
+	$(PY) tools/print_book.py
 
 # The student edition: the same site without the exercises' solutions or the page sources,
 # rebuilt from the main build's execution cache (no notebook runs again).

@@ -12,6 +12,12 @@ page.
   rendered figure included) and loads require.js and the ipywidgets HTML manager from
   public CDNs: downloads that fail offline and render nothing. This book never shows a
   live widget on the static site, so both are dropped.
+- Node visitors of the single-page build (``make print``). Sphinx looks up the visitors
+  of extension nodes by builder name first and falls back to the format ("html") only
+  when no extension registered any for that name; one extension registers a visitor
+  for ``singlehtml``, so myst-nb's hidden-code node, registered for "html", has none
+  there and the build fails. The "html" visitors are merged into every builder of the
+  html format that has its own.
 """
 
 from __future__ import annotations
@@ -45,7 +51,18 @@ def no_widget_javascript(app, config):
     config.nb_ipywidgets_js = {}
 
 
+def html_visitors_everywhere(app) -> None:
+    """Give every html-format builder with visitors of its own the "html" ones too."""
+    handlers = app.registry.translation_handlers
+    if app.builder.format == "html" and app.builder.name in handlers:
+        handlers[app.builder.name] = {
+            **handlers.get("html", {}),
+            **handlers[app.builder.name],
+        }
+
+
 def setup(app):
+    app.connect("builder-inited", html_visitors_everywhere)
     app.connect("config-inited", no_widget_javascript, priority=900)
     app.connect("html-page-context", clean_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -16,7 +16,7 @@ from IPython.core.formatters import format_display_data
 from IPython.display import display as _show
 
 from .plotting.style import use_book_style
-from .runtime import get_device, make_generator, static_widgets
+from .runtime import figure_pack, get_device, make_generator, static_widgets
 
 # myst-nb finds a glued value in a display output whose metadata holds
 # {"scrapbook": {"name", "mime_prefix"}} and whose MIME types start with that prefix
@@ -122,6 +122,10 @@ def setup_notebook(seed: int = 0) -> torch.device:
     torch.manual_seed(seed)
     torch.set_num_threads(1)
     use_book_style()
+    if figure_pack():  # the book build: every figure as PNG (the site) and SVG (slides)
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+        set_matplotlib_formats("png", "svg")
     if static_widgets():  # widgets built by a cell send nothing (see static_widgets)
         import comm  # ipywidgets >= 8 opens its comms through this package
 

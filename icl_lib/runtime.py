@@ -58,6 +58,16 @@ def make_generator(seed, name: str = "seed") -> torch.Generator:
 STATIC_WIDGETS = "ICL_STATIC_WIDGETS"  # "1": headless execution, no live widgets
 
 
+FIGURE_PACK = "ICL_FIGURE_PACK"  # "1": figures drawn as SVG too (tools/figure_pack.py)
+
+
+def figure_pack() -> bool:
+    """Whether this kernel also draws every figure as SVG: ``make book`` sets
+    ``ICL_FIGURE_PACK=1``, and ``tools/figure_pack.py`` exports the SVGs of the executed
+    chapters for slides (the site shows the PNGs)."""
+    return os.environ.get(FIGURE_PACK) == "1"
+
+
 def static_widgets() -> bool:
     """Whether this kernel runs headless: the book build, the Colab check and the
     tests set ``ICL_STATIC_WIDGETS=1``, and no reader will move a slider.

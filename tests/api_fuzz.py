@@ -32,6 +32,7 @@ import math
 import pkgutil
 import re
 import signal
+import sys
 import typing
 from dataclasses import dataclass
 from functools import cache
@@ -678,6 +679,66 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
             ("recall.ParityBatch", lambda: _task("sparse_parity", B, N, D)),
         )
     },  # fmt: skip
+    "icl_lib.plotting": {
+        "ks": lambda: [1, 2, 3],
+        "curves": lambda: {"ridge": [1.0, 0.5, 0.25], "transformer": [1.1, 0.6, 0.3]},
+        "ns": lambda: [1, 2, 4],
+        "xlabel": lambda: "n",
+        "ylabel": lambda: "error",
+        "prompts": lambda: [1000, 2000, 4000],
+        "groups": lambda: ["a", "b"],
+        "series": lambda: {"ridge": [1.0, 2.0], "transformer": [1.5, 2.5]},
+        "pool_sizes": lambda: [1, 4, 16],
+        "levels": lambda: [0.1, 0.5, 0.9],
+        "observed": lambda: {"model": [0.12, 0.48, 0.91]},
+        "ts": lambda: [-1.0, 0.0, 1.0],
+        "values": lambda: [[0.1, 0.2], [0.3, 0.4]],
+        "row_labels": lambda: ["r1", "r2"],
+        "col_labels": lambda: ["c1", "c2"],
+        "matrices": lambda: {
+            "A": [[0.1, 0.2], [0.3, 0.4]],
+            "B": [[1.0, 0.0], [0.0, 1.0]],
+        },
+        "patterns": lambda: {"head": [[1.0, 0.0], [0.5, 0.5]]},
+        "plot": lambda: __import__("icl_lib").plotting.curves.error_curves,
+        "panels": lambda: [{"ks": [1, 2], "curves": {"ridge": [1.0, 0.5]}}],
+        "delta_W": lambda: _randn(3, 4).double(),
+        "outputs": lambda: {"T_W(C, x)": 0.5, "T_W+dW(C minus Y, x)": 0.5},
+        "ratios": lambda: {4: [0.5, 1.0, 2.0]},
+        "guaranteed": lambda: {4: [1.0, 1.0, 0.2]},
+        "accuracy": lambda: {4: [1.0, 0.9, 0.6]},
+    },
+    "icl_lib.plotting.curves.training_curves": {
+        "curves": lambda: {"run": {"step": [0, 100, 200], "loss": [1.0, 0.5, 0.4]}},
+    },
+    "icl_lib.plotting.curves.prediction_scatter": {
+        "truth": lambda: [0.1, -0.3, 0.7],
+        "predictions": lambda: {"ridge": [0.0, -0.2, 0.6]},
+    },
+    "icl_lib.plotting.curves.smoother_fit": {
+        "xs": lambda: [-1.0, 0.0, 1.0],
+        "ys": lambda: [0.5, 0.0, 0.5],
+        "grid": lambda: [-1.0, -0.5, 0.0, 0.5, 1.0],
+        "fit": lambda: [0.5, 0.3, 0.1, 0.3, 0.5],
+    },
+    "icl_lib.plotting.distributions.predictive_band": {
+        "band": lambda: {
+            name: [0.0, 0.1, 0.2]
+            for name in (
+                "model_mean",
+                "model_lo",
+                "model_hi",
+                "exact_mean",
+                "exact_lo",
+                "exact_hi",
+            )
+        },  # fmt: skip
+    },
+    "icl_lib.plotting.heatmaps.attention_map": {
+        "rows": lambda: [[0.2, 0.2, 0.2, 0.2, 0.2]],
+        "row_labels": lambda: ["L0 H0"],
+        "k": lambda: 2,
+    },
     "icl_lib.analysis.attention.query_attention": {
         "patterns": lambda: __import__("icl_lib").analysis.attention.attention_patterns(
             _prompt_model(), _randn(B, N, D), _randn(B, N, seed=1)
@@ -851,7 +912,6 @@ OVERRIDES: dict[str, dict[str, typing.Callable[[], object]]] = {
     "icl_lib.presets.retrain.retrain_stale": {"dry_run": lambda: True},
 }
 
-_DRAWS = "draws a figure (a tenth of a second a call, too slow for the fast suite)"
 _STATE = "changes process-wide state (seeds, plotting style), leaking into other tests"
 _WRITES = "trains or writes checkpoints under data/ (tests/test_presets.py tests it)"
 _RECORD = (
@@ -899,10 +959,6 @@ def exemption(name: str) -> str | None:
     """Why ``name`` is not fuzzed, or None."""
     if name in EXEMPT:
         return EXEMPT[name]
-    if name.startswith("icl_lib.plotting.") and not name.startswith(
-        "icl_lib.plotting.style"
-    ):
-        return _DRAWS
     return None
 
 
@@ -985,10 +1041,14 @@ def call(base: Baseline, replaced: dict | None = None):
     values = {k: f() for k, f in base.kwargs.items()}
     values.update(replaced or {})
     with _deadline(TIMEOUT_S):
-        result = base.obj(**values)
-        if inspect.isgeneratorfunction(getattr(base.obj, "__wrapped__", None)):
-            with result:  # a @contextmanager checks its arguments when entered
-                pass
+        try:
+            result = base.obj(**values)
+            if inspect.isgeneratorfunction(getattr(base.obj, "__wrapped__", None)):
+                with result:  # a @contextmanager checks its arguments when entered
+                    pass
+        finally:
+            if "matplotlib.pyplot" in sys.modules:  # a drawing call's figures
+                sys.modules["matplotlib.pyplot"].close("all")
         return result
 
 

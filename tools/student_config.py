@@ -16,18 +16,24 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def student_config() -> dict:
-    """The student edition's configuration, as a dict."""
+def cached_config() -> dict:
+    """The book's configuration, usable from another output folder: the main build's
+    execution cache and the book's own extensions, by absolute path (another edition
+    built from it runs no notebook again)."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["title"] = f"{config['title']} (student edition)"
-    # the main build's cache, by absolute path: the edition runs no notebook again
     config["execute"]["cache"] = str(ROOT / "_build" / ".jupyter_cache")
-    config.setdefault("html", {})["use_download_button"] = False
-    # the book's own extensions, found from the config's folder: by absolute path
     local = config["sphinx"].get("local_extensions", {})
     config["sphinx"]["local_extensions"] = {
         name: str(ROOT / folder) for name, folder in local.items()
     }
+    return config
+
+
+def student_config() -> dict:
+    """The student edition's configuration, as a dict."""
+    config = cached_config()
+    config["title"] = f"{config['title']} (student edition)"
+    config.setdefault("html", {})["use_download_button"] = False
     sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
     sphinx["hide_solutions"] = True
     sphinx["html_copy_source"] = False  # the sources hold the solutions

@@ -13,7 +13,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from . import _inputs as _in
 from .style import NEUTRAL, PALETTE, TRANSFORMER, color_for, learner_color
+
+
+def _pool_sizes(pool_sizes) -> np.ndarray:
+    """Pool sizes ``M >= 1``; ``inf`` stands for an infinite pool (fresh tasks)."""
+    if isinstance(pool_sizes, (str, bytes)) or not hasattr(pool_sizes, "__iter__"):
+        raise TypeError(
+            f"pool_sizes: expected numbers, got {type(pool_sizes).__name__}"
+        )
+    sizes = np.asarray([_in.pool_size(size) for size in pool_sizes], dtype=float)
+    return sizes
 
 
 def _axis(ax, figsize):
@@ -57,8 +68,9 @@ def error_curves(
         per ``k`` (e.g. two standard errors).
         styles: learner name -> matplotlib line style (default: solid).
     """
+    ks = _in.numbers("ks", ks, minimum=0)
+    _in.curves("curves", curves)
     fig, ax = _axis(ax, (6.4, 4.0))
-    ks = np.asarray(ks, dtype=float)
     for i, (name, values) in enumerate(curves.items()):
         values = np.asarray(values, dtype=float)
         if values.shape != ks.shape:
@@ -139,6 +151,8 @@ def training_curves(
     """Training loss (or any logged quantity) against step, one line per run:
     ``label -> {"step": [...], "loss": [...]}``. A run named after a learner keeps
     the learner's colour; ``styles``: label -> matplotlib line style."""
+    for label, curve in _in.mapping("curves", curves).items():
+        _in.mapping(f"curves[{label!r}]", curve)
     fig, ax = _axis(ax, (6.4, 3.6))
     styles = styles or {}
     for i, (label, curve) in enumerate(curves.items()):
@@ -170,8 +184,9 @@ def prediction_scatter(
 ):
     """Predicted against true query labels, one colour per learner, with the
     diagonal."""
+    truth = _in.numbers("truth", truth)
+    _in.curves("predictions", predictions)
     fig, ax = _axis(ax, (4.0, 4.0))
-    truth = np.asarray(truth, dtype=float)
     for i, (name, values) in enumerate(predictions.items()):
         values = np.asarray(values, dtype=float)
         if values.shape != truth.shape:
@@ -206,8 +221,9 @@ def loglog_curves(
 ):
     """Curves against ``ns`` on log-log axes; ``reference = (c, slope)`` adds
     ``c n^slope`` dotted, labelled with ``variable`` for ``n``."""
+    ns = _in.numbers("ns", ns, minimum=0, strict=True)  # a log axis
+    _in.curves("curves", curves, len(ns))
     fig, ax = _axis(ax, (6.0, 3.8))
-    ns = np.asarray(ns, dtype=float)
     for i, (name, values) in enumerate(curves.items()):
         ax.plot(
             ns,
@@ -249,8 +265,9 @@ def budget_curves(
     drawn as a dotted vertical line (a paper's budget); ``hlines``: label -> a level,
     a dashed horizontal line (a goal).
     """
+    prompts = _in.numbers("prompts", prompts, minimum=0, strict=True)  # a log axis
+    _in.curves("curves", curves)
     fig, ax = _axis(ax, (6.4, 3.8))
-    prompts = np.asarray(prompts, dtype=float)
     for i, (name, values) in enumerate(curves.items()):
         values = np.asarray(values, dtype=float)
         if values.shape != prompts.shape:
@@ -303,6 +320,8 @@ def accuracy_curves(
 ):
     """Accuracy against context size, one line per method (the transformer in black,
     marked; a learner in its colour); ``styles``: name -> matplotlib line style."""
+    ks = _in.numbers("ks", ks, minimum=0)
+    _in.curves("curves", curves, len(ks))
     fig, ax = _axis(ax, (6.4, 3.8))
     styles = styles or {}
     for i, (name, values) in enumerate(curves.items()):
@@ -333,6 +352,8 @@ def grouped_bars(
 ):
     """Bars grouped by ``groups``, one colour per series, each bar labelled with its
     value."""
+    groups = _in.labels("groups", groups)
+    _in.curves("series", series)
     fig, ax = _axis(ax, (6.0, 3.6))
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(groups))
@@ -363,8 +384,9 @@ def smoother_fit(xs, ys, grid, fit, *, truth=None, title: str = "", ax=None):
 
     ``truth`` is the regression function on ``grid`` (optional), drawn dashed.
     """
+    xs, ys = _in.numbers("xs", xs), _in.numbers("ys", ys)
+    grid, fit = _in.numbers("grid", grid), _in.numbers("fit", fit)
     fig, ax = _axis(ax, (6.0, 3.6))
-    grid, fit = np.asarray(grid, dtype=float), np.asarray(fit, dtype=float)
     if grid.shape != fit.shape:
         raise ValueError(
             f"fit: expected the shape of grid {grid.shape}, got {fit.shape}"
@@ -404,8 +426,9 @@ def pool_size_curves(
     """Curves against the number of pretraining tasks ``M`` on a log2 axis; an
     infinite ``M`` (``math.inf``) is drawn one step right of the largest finite one,
     marked ``inf``. The transformer (a name starting with "transformer") in black."""
+    sizes = _pool_sizes(pool_sizes)
+    _in.curves("curves", curves, len(sizes))
     fig, ax = _axis(ax, (6.4, 3.8))
-    sizes = np.asarray(pool_sizes, dtype=float)
     finite = np.isfinite(sizes)
     if not finite.any():
         raise ValueError("pool_sizes: expected at least one finite pool size")
@@ -453,6 +476,12 @@ def recall_capacity(
     every choice of the values, with the recall proposition's bound ``min(1, N / P)``
     (left), and the fraction right on random values, with the accuracy of a memory that
     recalls ``N`` pairs exactly and guesses the rest (right)."""
+    for name, value in (
+        ("ratios", ratios),
+        ("guaranteed", guaranteed),
+        ("accuracy", accuracy),
+    ):
+        _in.curves(name, value)
     if not (set(ratios) == set(guaranteed) == set(accuracy)) or not ratios:
         raise ValueError(
             "ratios, guaranteed, accuracy: expected the same key dimensions N, got "

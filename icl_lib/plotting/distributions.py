@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from . import _inputs as _in
 from .curves import _axis, _is_model
 from .style import NEUTRAL, color_for
 
@@ -22,8 +23,9 @@ def calibration_plot(
 ):
     """Observed share of labels below each nominal quantile level against the level,
     one line per predictor; the diagonal is perfect calibration."""
+    levels = _in.numbers("levels", levels, minimum=0)
+    _in.curves("observed", observed, len(levels))
     fig, ax = _axis(ax, (4.2, 4.0))
-    levels = np.asarray(levels, dtype=float)
     ax.plot([0, 1], [0, 1], color=NEUTRAL, ls=":", lw=1, label="calibrated")
     for i, (name, values) in enumerate(observed.items()):
         values = np.asarray(values, dtype=float)
@@ -65,8 +67,9 @@ def predictive_band(
     line of queries: ``band`` has ``model_mean``, ``model_lo``, ``model_hi`` and the
     same for ``exact_`` (:func:`icl_lib.analysis.calibration.predictive_band`);
     ``truth`` is the noiseless ``<w, t u>``."""
+    ts = _in.numbers("ts", ts)
+    _in.curves("band", band, len(ts))
     fig, ax = _axis(ax, (6.0, 3.8))
-    ts = np.asarray(ts, dtype=float)
     for name, label, fill in (
         ("exact", "Bayes (exact)", 0.25),
         ("model", "transformer", 0.12),

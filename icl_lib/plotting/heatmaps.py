@@ -9,6 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
+from . import _inputs as _in
+
 
 def annotated_heatmap(
     values,
@@ -26,7 +28,9 @@ def annotated_heatmap(
 ):
     """A matrix as a heatmap with each cell's value written in it. Returns the
     Figure."""
-    values = np.asarray(values, dtype=float)
+    row_labels = _in.labels("row_labels", row_labels)
+    col_labels = _in.labels("col_labels", col_labels)
+    values = _in.numbers("values", values, ndim=2, nan=True)
     if values.shape != (len(row_labels), len(col_labels)):
         raise ValueError(
             f"values: expected shape {(len(row_labels), len(col_labels))}, got "
@@ -72,6 +76,9 @@ def heatmap_panels(
     ``options`` go to :func:`annotated_heatmap` (``vmin``, ``vmax``, ``cmap``, axis
     labels...).
     """
+    _in.mapping("matrices", matrices)
+    row_labels = _in.labels("row_labels", row_labels)
+    col_labels = _in.labels("col_labels", col_labels)
     if not matrices:
         raise ValueError("matrices: expected at least one matrix, got none")
     n = len(matrices)
@@ -96,9 +103,12 @@ def matrix_panels(
 
     One symmetric colour scale for all panels when ``shared_scale``. Returns the Figure.
     """
+    _in.mapping("matrices", matrices)
     if not matrices:
         raise ValueError("matrices: expected at least one matrix, got none")
-    arrays = {k: np.asarray(v, dtype=float) for k, v in matrices.items()}
+    arrays = {
+        k: _in.numbers(f"matrices[{k!r}]", v, ndim=2) for k, v in matrices.items()
+    }
     for name, a in arrays.items():
         if a.ndim != 2:
             raise ValueError(
@@ -121,7 +131,10 @@ def matrix_panels(
 def attention_map(rows, row_labels: Sequence[str], k: int, *, title: str = ""):
     """Mean attention of the query over the tokens ``x_1, y_1, ..., x_k, y_k, x_q``, a
     row per head."""
-    rows = np.asarray(rows, dtype=float)
+    row_labels = _in.labels("row_labels", row_labels)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k: expected an int >= 1 (demonstrations), got {k!r}")
+    rows = _in.numbers("rows", rows, ndim=2)
     cols = [f"{t}{i}" for i in range(1, k + 1) for t in ("x", "y")] + ["xq"]
     if rows.shape != (len(row_labels), 2 * k + 1):
         raise ValueError(
@@ -150,9 +163,13 @@ def attention_heatmaps(
     matrix (row ``t``: where position ``t`` attends; zero above the diagonal for a
     causal head), on one colour scale ``[0, vmax]``. ``tick_labels`` (``T`` strings,
     e.g. the tokens) label both axes. Returns the Figure."""
+    _in.mapping("patterns", patterns)
     if not patterns:
         raise ValueError("patterns: expected at least one pattern, got none")
-    arrays = {k: np.asarray(v, dtype=float) for k, v in patterns.items()}
+    vmax = _in.numbers("vmax", [vmax], minimum=0, strict=True)[0]
+    arrays = {
+        k: _in.numbers(f"patterns[{k!r}]", v, ndim=2) for k, v in patterns.items()
+    }
     shapes = {a.shape for a in arrays.values()}
     if len(shapes) != 1 or any(len(s) != 2 or s[0] != s[1] for s in shapes):
         raise ValueError(

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
+from . import _inputs as _in
 from .style import NEUTRAL, TRANSFORMER, color_for
 
 
@@ -28,7 +29,19 @@ def small_multiples(
     goes below the panels (``legend=False``: none). ``plot`` is any function of this
     package that takes ``ax``, or one written with the same convention.
     """
-    panels = list(panels)
+    if isinstance(panels, (str, bytes)) or not hasattr(panels, "__iter__"):
+        raise TypeError(
+            "panels: expected a sequence of keyword mappings, got "
+            f"{type(panels).__name__}"
+        )
+    panels = [_in.mapping("panels[i]", panel) for panel in panels]
+    if not callable(plot) and (
+        isinstance(plot, (str, bytes)) or not hasattr(plot, "__iter__")
+    ):
+        raise TypeError(
+            f"plot: expected a drawing function or one per panel, got "
+            f"{type(plot).__name__}"
+        )
     if not panels:
         raise ValueError("panels: expected at least one panel, got none")
     plots = [plot] * len(panels) if callable(plot) else list(plot)
@@ -85,7 +98,9 @@ def implicit_update_panels(
         outputs: label -> prediction (e.g. ``T_W(C, x)``, ``T_{W + dW}(C \\ Y, x)``).
         truth: the true label, drawn as a dashed line (optional).
     """
-    M = np.asarray(delta_W, dtype=float)
+    M = _in.numbers("delta_W", delta_W, ndim=2)
+    for label, value in _in.mapping("outputs", outputs).items():
+        _in.numbers(f"outputs[{label!r}]", [value])
     if M.ndim != 2:
         raise ValueError(
             f"delta_W: expected a 2-D array (hidden, m), got shape {M.shape}"

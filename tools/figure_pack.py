@@ -1,0 +1,107 @@
+"""Export every figure of the executed book as SVG, for a lecturer's slides.
+
+    python tools/figure_pack.py      # after make book (which runs it)
+
+The chapters draw each figure in two formats when ``ICL_FIGURE_PACK=1`` (``make book``
+sets it; :func:`icl_lib.notebook.setup_notebook`): PNG, which the site shows, and SVG,
+which the site leaves out (``nb_mime_priority_overrides`` in ``_config.yml``). This
+script reads the SVGs from the executed notebooks (``_build/jupyter_execute``) and
+writes ``_build/figures/<chapter>/<name>.svg``, ``<name>`` being the figure's label in
+the chapter (``fig-...``; ``cell-<n>`` for an unlabelled drawing), and an
+``index.html`` that lists them with their captions. A labelled figure without its SVG
+is an error.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXECUTED = ROOT / "_build" / "jupyter_execute" / "chapters"
+OUT = ROOT / "_build" / "figures"
+SVG = "image/svg+xml"
+
+
+def chapter_figures(notebook: Path) -> list[dict]:
+    """``[{"name", "caption", "svgs"}]`` of one executed chapter, in page order: one
+    entry per code cell that drew something (``svgs``: its SVG documents)."""
+    cells = json.loads(notebook.read_text())["cells"]
+    found = []
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        svgs = [
+            "".join(out["data"][SVG]) if isinstance(out["data"][SVG], list)
+            else out["data"][SVG]
+            for out in cell.get("outputs", [])
+            if SVG in out.get("data", {})
+        ]  # fmt: skip
+        figure = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
+        if figure.get("name") or svgs:
+            found.append(
+                {
+                    "name": figure.get("name") or f"cell-{index}",
+                    "caption": figure.get("caption", ""),
+                    "labelled": bool(figure.get("name")),
+                    "svgs": svgs,
+                }
+            )
+    return found
+
+
+def export(executed: Path = EXECUTED, out: Path = OUT) -> dict[str, int]:
+    """Write the pack; returns ``{chapter: number of SVG files}``. Raises if a
+    labelled figure has no SVG (a chapter executed without ``ICL_FIGURE_PACK=1``)."""
+    notebooks = sorted(executed.glob("[0-9][0-9]_*.ipynb"))
+    if not notebooks:
+        raise SystemExit(f"no executed chapters under {executed}: run make book first")
+    counts, rows, missing = {}, [], []
+    for notebook in notebooks:
+        chapter = notebook.stem
+        folder = out / chapter
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("*.svg"):
+            old.unlink()
+        counts[chapter] = 0
+        for figure in chapter_figures(notebook):
+            if figure["labelled"] and not figure["svgs"]:
+                missing.append(f"{chapter}: {figure['name']}")
+            for i, svg in enumerate(figure["svgs"]):
+                name = figure["name"] + (f"-{i + 1}" if len(figure["svgs"]) > 1 else "")
+                (folder / f"{name}.svg").write_text(svg)
+                rows.append((chapter, name, figure["caption"]))
+                counts[chapter] += 1
+    if missing:
+        raise SystemExit(
+            "figures without an SVG (was the book executed with ICL_FIGURE_PACK=1?): "
+            + ", ".join(missing)
+        )
+    (out / "index.html").write_text(_index(rows))
+    return counts
+
+
+def _index(rows) -> str:
+    items = "\n".join(
+        f"<tr><td>{html.escape(chapter)}</td>"
+        f'<td><a href="{html.escape(chapter)}/{html.escape(name)}.svg">'
+        f"{html.escape(name)}</a></td><td>{html.escape(caption)}</td></tr>"
+        for chapter, name, caption in rows
+    )
+    return (
+        "<!doctype html><meta charset='utf-8'><title>Figures of the book</title>\n"
+        "<h1>Figures of the book, as SVG</h1>\n"
+        "<table><tr><th>chapter</th><th>figure</th><th>caption</th></tr>\n"
+        f"{items}\n</table>\n"
+    )
+
+
+if __name__ == "__main__":
+    counts = export()
+    total = sum(counts.values())
+    where = OUT.relative_to(ROOT)
+    print(f"figure pack: {total} SVG files in {where}/", file=sys.stderr)
+    for chapter, n in counts.items():
+        print(f"  {chapter}: {n}", file=sys.stderr)
