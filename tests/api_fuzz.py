@@ -570,7 +570,6 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         )
     },
     "icl_lib.analysis.influence": {"reference": _ols},
-    "icl_lib.analysis.diversity": {"pool_sizes": lambda: (1, 4)},
     "icl_lib.presets": {"name": lambda: "overview_noiseless"},
     "icl_lib.training.checkpoints": {"name": lambda: "overview_noiseless"},
     "icl_lib.presets.kernel": {"activation": lambda: "exp", "data": lambda: "exp"},
@@ -739,6 +738,43 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "row_labels": lambda: ["L0 H0"],
         "k": lambda: 2,
     },
+    "icl_lib.tasks.bursty.ClassWorld": _fields_of(
+        lambda: __import__("icl_lib").tasks.bursty.ClassWorld.draw(8, 5, 4, 0)
+    ),
+    "icl_lib.analysis.alignment.tuned_functional_gd": {
+        "train": lambda: (
+            _randn(B, N, D),
+            _randn(B, N, seed=1),
+            _randn(B, D, seed=2),
+            _randn(B, seed=3),
+        ),
+        "test": lambda: (
+            _randn(B, N, D, seed=4),
+            _randn(B, N, seed=5),
+            _randn(B, D, seed=6),
+            _randn(B, seed=7),
+        ),
+        "kernel": lambda: "exp",
+        "max_steps": lambda: 2,
+        "grid": lambda: [0.5, 1.0],
+    },
+    "icl_lib.analysis.diversity": {
+        "pool_sizes": lambda: (1, 4),
+        "entries": lambda: [(_task_pool(), _prompt_model()), (None, _prompt_model())],
+        "n_prompts": lambda: 16,
+        "sweep": lambda: _pool_sweep(),
+    },
+    "icl_lib.analysis.posterior.component_weight_curves": {
+        "model": lambda: _prompt_model(),
+        "batch": lambda: _task(
+            "mixture_linear_regression", B, N, **_opposite_mixture()
+        ),
+        "ks": lambda: [1, 2],
+        **{
+            k: (lambda k=k: _opposite_mixture()[k])
+            for k in ("means", "covs", "weights")
+        },
+    },
     "icl_lib.analysis.attention.query_attention": {
         "patterns": lambda: __import__("icl_lib").analysis.attention.attention_patterns(
             _prompt_model(), _randn(B, N, D), _randn(B, N, seed=1)
@@ -844,6 +880,29 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
     },
     "icl_lib.models.recurrent.mixer_block": {"kind": lambda: "selective"},
 }
+
+
+def _task_pool():
+    from icl_lib.tasks.regression import TaskPool
+
+    return TaskPool(4, D, seed=0)
+
+
+def _pool_sweep():
+    from icl_lib.analysis.diversity import pool_size_sweep
+
+    entries = [(_task_pool(), _prompt_model()), (None, _prompt_model())]
+    return pool_size_sweep(entries, dim=D, n_points=N, noise_std=0.5, n_prompts=16)
+
+
+def _opposite_mixture() -> dict:
+    """Two components with opposite first coordinates (component_weight_curves)."""
+    means = torch.tensor([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
+    return {
+        "means": means,
+        "covs": 0.5 * torch.eye(D).repeat(2, 1, 1),
+        "weights": torch.tensor([0.5, 0.5]),
+    }
 
 
 def _grouped_errors():
@@ -1256,7 +1315,7 @@ def fuzz_settings(examples: int = EXAMPLES):
     )
 
 
-def _worst_outcomes(base: Baseline, examples: int) -> dict:
+def worst_outcomes(base: Baseline, examples: int = EXAMPLES) -> dict:
     """``{(param, kind): row}`` over ``examples`` hypothesis examples, a hole kept
     over a clear outcome of the same (param, kind)."""
     from hypothesis import given
@@ -1291,5 +1350,5 @@ def survey(names=None, examples: int = 2):
         except Exception as error:  # noqa: BLE001
             broken[name] = f"{type(error).__name__}: {str(error)[:150]}"
             continue
-        rows += [(name, *row) for row in _worst_outcomes(base, examples).values()]
+        rows += [(name, *row) for row in worst_outcomes(base, examples).values()]
     return rows, no_baseline, broken

@@ -124,6 +124,20 @@ def _check_labelled_prompt(xs, ys, x_query, y_query) -> None:
     check_per_prompt("y_query", y_query, B)
 
 
+def _labelled_prompt(name: str, prompt) -> tuple:
+    """``prompt = (xs, ys, x_query, y_query)``, checked; ``name`` is its argument."""
+    if not isinstance(prompt, (tuple, list)) or len(prompt) != 4:
+        raise TypeError(
+            f"{name}: expected a tuple (xs, ys, x_query, y_query), got "
+            f"{type(prompt).__name__}"
+        )
+    try:
+        _check_labelled_prompt(*prompt)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{name}: {error}") from error
+    return tuple(prompt)
+
+
 def _check_callable(name: str, f) -> None:
     if not callable(f):
         raise TypeError(f"{name}: expected a function, got {type(f).__name__}")
@@ -339,11 +353,13 @@ def tuned_functional_gd(
     ``max_steps + 1`` errors.
     """
     check_positive_int("max_steps", max_steps)
+    if isinstance(grid, (str, bytes)) or not hasattr(grid, "__iter__"):
+        raise TypeError(f"grid: expected step sizes, got {type(grid).__name__}")
     grid = [check_real("grid[i]", lr, minimum=0.0, strict=True) for lr in grid]
     if not grid:
         raise ValueError("grid: expected at least one step size, got none")
-    txs, tys, txq, tyq = train
-    xs, ys, xq, yq = test
+    txs, tys, txq, tyq = _labelled_prompt("train", train)
+    xs, ys, xq, yq = _labelled_prompt("test", test)
 
     def mse(pred, target):
         return ((pred - target) ** 2).mean().item()

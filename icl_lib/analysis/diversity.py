@@ -105,6 +105,11 @@ def pool_size_sweep(
     check_positive_int("n_points", n_points)
     sigma = check_real("noise_std", noise_std, minimum=0.0, strict=True)
     check_positive_int("n_prompts", n_prompts)
+    if isinstance(entries, (str, bytes)) or not hasattr(entries, "__iter__"):
+        raise TypeError(
+            f"entries: expected (pool, model) pairs, got {type(entries).__name__}"
+        )
+    entries = list(entries)
     if not entries:
         raise ValueError("entries: expected at least one (pool, model) pair, got none")
     ks = range(n_points)
@@ -141,12 +146,18 @@ def pool_size_sweep(
     return PoolSweep(tuple(sizes), errors)
 
 
+def _check_sweep(sweep) -> None:
+    if not isinstance(sweep, PoolSweep):
+        raise TypeError(f"sweep: expected a PoolSweep, got {type(sweep).__name__}")
+
+
 def crossover_position(sweep: PoolSweep) -> np.ndarray:
     """``t(M) = (dMMSE(M) - model(M)) / (dMMSE(M) - ridge)`` on fresh tasks, per
     finite ``M``: 0 where the model does as dMMSE, 1 where it does as ridge.
 
     Ill-conditioned at large ``M``, where dMMSE itself approaches ridge.
     """
+    _check_sweep(sweep)
     finite = np.isfinite(np.asarray(sweep.pool_sizes, dtype=float))
     model = sweep.mean("transformer", "fresh")[finite]
     bayes = sweep.mean("dMMSE", "fresh")[finite]
@@ -161,6 +172,7 @@ def transition_pool_size(sweep: PoolSweep) -> float:
     ``1/2``, interpolated linearly in ``log2 M`` between the finite pool sizes on either
     side. NaN if ``t`` never reaches ``1/2`` or starts above it.
     """
+    _check_sweep(sweep)
     sizes = np.asarray(sweep.pool_sizes, dtype=float)
     finite = np.isfinite(sizes)
     t = crossover_position(sweep)

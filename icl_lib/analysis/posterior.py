@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import check_model, check_positive_int, check_real
+from .._checks import check_model, check_positive_int, check_real, check_tensor
 from ..learners.bayes import gaussian_kl, gaussian_posterior, mixture_posterior
 from ..prompts import PromptBatch
 from ..runtime import make_generator
@@ -114,7 +114,7 @@ def component_weight_curves(
     same way.
     """
     _check_batch(batch, "component")
-    means = means.double()
+    means = check_tensor("means", means, 2).double()
     if means.shape[0] != 2 or not torch.allclose(means[0, 0], -means[1, 0]):
         raise ValueError(
             "means: expected two components with opposite first coordinates, got "

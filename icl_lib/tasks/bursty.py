@@ -30,7 +30,7 @@ from typing import ClassVar
 
 import torch
 
-from .._checks import check_positive_int, check_real, check_tensor
+from .._checks import check_positive_int, check_real, check_tensor, check_tensor_fields
 from ..prompts import PromptBatch
 from ..runtime import make_generator
 
@@ -97,6 +97,16 @@ class ClassWorld:
 
     means: torch.Tensor  # (K, D), mu_k ~ N(0, I_D / D)
     labels: torch.Tensor  # (K,), the label of each class
+
+    def __post_init__(self):
+        check_tensor("means", self.means, 2)
+        check_tensor("labels", self.labels, 1, floating=False)
+        if self.labels.shape[0] != self.means.shape[0]:
+            raise ValueError(
+                f"labels: expected one label per class (K = {self.means.shape[0]}), "
+                f"got {self.labels.shape[0]}"
+            )
+        check_tensor_fields(self)
 
     @classmethod
     def draw(cls, n_classes: int, dim: int, n_labels: int, class_seed: int):
