@@ -51,6 +51,7 @@ details.hide.above-input { display: none !important; }
   padding: 0 !important; }
 figure, .prf\\:theorem, .proof, table, pre { break-inside: avoid; }
 pre { white-space: pre-wrap !important; word-break: break-word; }
+table.claims-table { display: table !important; width: 100% !important; }
 h1 { break-before: page; }
 """
 
