@@ -738,6 +738,36 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "row_labels": lambda: ["L0 H0"],
         "k": lambda: 2,
     },
+    # writing and training, into a temporary folder and for two steps
+    "icl_lib.training.checkpoints.save_checkpoint": {
+        "model": lambda: _lsa_model(),
+        "manifest": lambda: _scratch_manifest(),
+        "data_dir": lambda: _scratch_dir(),
+    },
+    "icl_lib.training.checkpoints.write_manifest": {
+        "manifest": lambda: _scratch_manifest(),
+        "data_dir": lambda: _scratch_dir(),
+    },
+    "icl_lib.training.loop.fit": {
+        "model": lambda: _lsa_model(),
+        "loss_fn": lambda: _step_loss(),
+        "steps": lambda: 2,
+        "lr": lambda: 0.01,
+        "log_every": lambda: 1,
+        "progress": lambda: False,
+    },
+    "icl_lib.training.loop.fit_on_prompts": {
+        "model": lambda: _lsa_model(),
+        "sampler": lambda: (
+            lambda batch_size, gen: __import__(
+                "icl_lib"
+            ).tasks.regression.linear_regression(batch_size, N, D, seed=gen)
+        ),
+        "loss": lambda: __import__("icl_lib").training.losses.query_half_mse,
+        "steps": lambda: 2,
+        "batch_size": lambda: 4,
+        "lr": lambda: 0.01,
+    },
     "icl_lib.tasks.bursty.ClassWorld": _fields_of(
         lambda: __import__("icl_lib").tasks.bursty.ClassWorld.draw(8, 5, 4, 0)
     ),
@@ -882,6 +912,31 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
 }
 
 
+@cache
+def _scratch_root():
+    import tempfile
+
+    return tempfile.TemporaryDirectory(prefix="icl-fuzz-")  # removed at exit
+
+
+def _scratch_dir():
+    """A fresh temporary folder (a checkpoint written there touches nothing else)."""
+    import tempfile
+
+    return tempfile.mkdtemp(dir=_scratch_root().name)
+
+
+def _scratch_manifest() -> dict:
+    from icl_lib.training.checkpoints import read_manifest
+
+    return {**read_manifest("overview_noiseless"), "name": "fuzz_scratch"}
+
+
+def _step_loss():
+    model = _lsa_model()  # a loss of the step number, through some parameters
+    return lambda step: sum(p.sum() for p in model.parameters()) * 0.0 + float(step)
+
+
 def _task_pool():
     from icl_lib.tasks.regression import TaskPool
 
@@ -982,17 +1037,11 @@ EXEMPT: dict[str, str] = {
     "icl_lib.plotting.style.use_book_style": _STATE,
     "icl_lib.presets.train": _WRITES,
     "icl_lib.presets.load_or_train": _WRITES,
-    "icl_lib.training.checkpoints.save_checkpoint": _WRITES,
-    "icl_lib.training.checkpoints.write_manifest": _WRITES,
     "icl_lib.training.preset.train_preset": _WRITES,
     "icl_lib.analysis.ablation.ablation_table": "needs a model with an in-context "
     "gain, a trained checkpoint (tests/test_induction.py calls it on one)",
     "icl_lib.widgets.explore": "needs a live Jupyter kernel "
     "(tests/browser/test_widgets_live.py)",
-    "icl_lib.training.loop.fit": "trains a model for many steps (seconds a call); "
-    "tests/test_presets.py checks its arguments",
-    "icl_lib.training.loop.fit_on_prompts": "trains a model for many steps (seconds a "
-    "call); tests/test_lsa.py checks its arguments",
     **{
         name: _RECORD
         for name in (

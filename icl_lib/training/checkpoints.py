@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
+from .._checks import check_module
 from ..runtime import DATA_DIR
 
 MANIFEST_KEYS = (
@@ -62,16 +63,21 @@ def checkpoint_paths(name: str, data_dir=None) -> tuple[Path, Path]:
 def manifest_digest(manifest: dict) -> str:
     """The sha256 of every manifest field but ``manifest_sha256``, as canonical JSON
     (sorted keys): what ``manifest_sha256`` records."""
-    if not isinstance(manifest, dict):
-        raise TypeError(f"manifest: expected a dict, got {type(manifest).__name__}")
+    _check_manifest_type(manifest)
     fields = {key: manifest.get(key) for key in MANIFEST_KEYS[:-1]}
     canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _check_manifest_type(manifest) -> None:
+    if not isinstance(manifest, dict):
+        raise TypeError(f"manifest: expected a dict, got {type(manifest).__name__}")
+
+
 def write_manifest(manifest: dict, data_dir=None) -> Path:
     """Write ``manifest`` (every key of :data:`MANIFEST_KEYS` but the last, which is
     computed here) as JSON."""
+    _check_manifest_type(manifest)
     missing = [key for key in MANIFEST_KEYS[:-1] if key not in manifest]
     extra = [key for key in manifest if key not in MANIFEST_KEYS]
     if missing or extra:
@@ -89,6 +95,8 @@ def write_manifest(manifest: dict, data_dir=None) -> Path:
 def save_checkpoint(model: torch.nn.Module, manifest: dict, data_dir=None) -> Path:
     """Write the weights and the manifest (``weights``, ``sha256`` and
     ``manifest_sha256`` filled in); returns the weights' path."""
+    check_module("model", model)
+    _check_manifest_type(manifest)
     weights, _ = checkpoint_paths(manifest["name"], data_dir)
     weights.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 import torch
 from tqdm.auto import tqdm
 
-from .._checks import check_positive_int, check_real
+from .._checks import check_module, check_positive_int, check_real
 from ..prompts import PromptBatch
 from ..runtime import make_generator
 
@@ -89,6 +89,14 @@ def fit(
     continues from it. A resumed run ends with the same weights and curve, bit for bit,
     as one that was never cut.
     """
+    check_module("model", model)
+    if not callable(loss_fn):
+        raise TypeError(
+            f"loss_fn: expected a callable step -> loss, got {type(loss_fn).__name__}"
+        )
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress: expected a bool, got {type(progress).__name__}")
+    check_positive_int("save_every", save_every)  # also where save_state is None
     check_positive_int("steps", steps)
     check_positive_int("log_every", log_every)
     lr = check_real("lr", lr, minimum=0.0, strict=True)
@@ -235,6 +243,7 @@ def fit_on_prompts(
     (``log_every``, ``grad_clip``, ``on_log``, ``progress``, ``desc``,
     ``cosine_decay``, ``warmup_steps``). Returns the curve.
     """
+    check_module("model", model)
     if not callable(sampler):
         raise TypeError(
             "sampler: expected a callable (batch_size, generator) -> PromptBatch, "
