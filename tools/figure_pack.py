@@ -76,8 +76,9 @@ def export(executed: Path = EXECUTED, out: Path = OUT) -> dict[str, int]:
                 counts[chapter] += 1
     if missing:
         raise SystemExit(
-            "figures without an SVG (was the book executed with ICL_FIGURE_PACK=1?): "
+            "figures without an SVG: "
             + ", ".join(missing)
+            + ". The execution cache predates ICL_FIGURE_PACK=1: run make clean book"
         )
     (out / "index.html").write_text(_index(rows))
     return counts
