@@ -277,6 +277,16 @@ def _query_row():  # one query's attention over a 2-shot prompt: (B, 2k + 1)
     return torch.softmax(_randn(B, 5, seed=6), -1)
 
 
+def _concept_mixture():
+    from icl_lib.tasks.hmm import HMMConceptMixture
+
+    return HMMConceptMixture(vocab_size=VOCAB, seed=0)
+
+
+def _concept_prompts():  # 3 examples of 3 tokens: 11 tokens, within the model's 12
+    return _concept_mixture().sample_prompts(B, 2, seed=0)
+
+
 def _task(name, *args, **kwargs):
     """A batch from the sampler ``icl_lib.tasks.<name>``, seed 0."""
     return getattr(__import__("icl_lib").tasks, name)(*args, seed=0, **kwargs)
@@ -767,6 +777,21 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "steps": lambda: 2,
         "batch_size": lambda: 4,
         "lr": lambda: 0.01,
+    },
+    "icl_lib.tasks.hmm.ConceptPromptBatch": _fields_of(lambda: _concept_prompts()),
+    "icl_lib.tasks.hmm.forward_filter": {
+        "positions": lambda: torch.tensor([0, 5, CTX - 1]),
+        "start": lambda: torch.softmax(_randn(2, 3).double(), -1),
+        "transition": lambda: torch.softmax(_randn(2, 3, 3, seed=1).double(), -1),
+        "emission": lambda: torch.softmax(_randn(2, 3, VOCAB, seed=2).double(), -1),
+    },
+    "icl_lib.analysis.concepts": {
+        "model": lambda: _token_model(),
+        "mixture": lambda: _concept_mixture(),
+        "prompts": lambda: _concept_prompts(),
+        "curves": lambda: __import__("icl_lib").analysis.concepts.concept_curves(
+            _token_model(), _concept_mixture(), _concept_prompts()
+        ),
     },
     "icl_lib.tasks.bursty.ClassWorld": _fields_of(
         lambda: __import__("icl_lib").tasks.bursty.ClassWorld.draw(8, 5, 4, 0)

@@ -104,6 +104,8 @@ def concept_curves(
 def accuracy_gap(curves: dict, a: str = "transformer", b: str = "Bayes") -> float:
     """The largest ``|accuracy_a(n) - accuracy_b(n)|`` over the reported ``n`` of
     :func:`concept_curves`' result (chapter 4's ``bayes.concept_accuracy_gap``)."""
+    if not isinstance(curves, dict):
+        raise TypeError(f"curves: expected a dict, got {type(curves).__name__}")
     for name in (a, b):
         if name not in curves.get("accuracy", {}):
             raise ValueError(

@@ -60,7 +60,13 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_dtype, check_positive_int, check_real, check_tensor
+from .._checks import (
+    check_dtype,
+    check_finite,
+    check_positive_int,
+    check_real,
+    check_tensor,
+)
 from ..runtime import make_generator
 from .tokens import TokenBatch, check_tokens
 
@@ -84,6 +90,18 @@ class ConceptPromptBatch(TokenBatch):
     output_positions: torch.Tensor
     start_properties: torch.Tensor
 
+    def __post_init__(self):
+        super().__post_init__()
+        _check_positions(
+            self.output_positions, self.tokens.shape[1], "output_positions"
+        )
+        check_tensor("start_properties", self.start_properties, 1, floating=False)
+        if self.start_properties.shape[0] != self.tokens.shape[0]:
+            raise ValueError(
+                f"start_properties: expected one per prompt (B = "
+                f"{self.tokens.shape[0]}), got {self.start_properties.shape[0]}"
+            )
+
     @property
     def n_examples(self) -> int:
         """Examples per prompt, ``n + 1`` (the last one is the test of ``n``)."""
@@ -95,11 +113,11 @@ class ConceptPromptBatch(TokenBatch):
         return (self.tokens.shape[1] + 1) // self.n_examples - 1
 
 
-def _check_positions(positions, length: int) -> torch.Tensor:
-    check_tensor("positions", positions, 1, floating=False)
+def _check_positions(positions, length: int, name: str = "positions") -> torch.Tensor:
+    check_tensor(name, positions, 1, floating=False)
     if positions.numel() and (positions.min() < 0 or positions.max() >= length):
         raise ValueError(
-            f"positions: expected values in [0, {length}) (the sequence length), got "
+            f"{name}: expected values in [0, {length}) (the sequence length), got "
             f"[{positions.min().item()}, {positions.max().item()}]"
         )
     return positions
@@ -130,8 +148,8 @@ def forward_filter(
     Returns:
         ``(log_evidence (B, C, P), next_probs (B, C, P, V))``.
     """
-    check_tensor("transition", transition, 3)
-    check_tensor("emission", emission, 3)
+    check_finite("transition", check_tensor("transition", transition, 3))
+    check_finite("emission", check_tensor("emission", emission, 3))
     C, H, V = emission.shape
     if tuple(transition.shape) != (C, H, H):
         raise ValueError(
@@ -143,7 +161,7 @@ def forward_filter(
     _check_positions(positions, T)
     if not isinstance(start, torch.Tensor) or start.ndim != 2:
         check_tensor("start", start, 3)
-    check_tensor("start", start, start.ndim)
+    check_finite("start", check_tensor("start", start, start.ndim))
     if tuple(start.shape) not in ((C, H), (B, C, H)):
         raise ValueError(
             f"start: expected shape (C, H) or (B, C, H) = {(B, C, H)}, got "
