@@ -1041,9 +1041,8 @@ def _posterior_model():
 
 
 def _claims_dir():
-    from icl_lib.claims import default_claims_dir
-
-    return default_claims_dir()
+    """A folder of claims files that exists before any build: an empty scratch one."""
+    return _scratch_dir()
 
 
 OVERRIDES: dict[str, dict[str, typing.Callable[[], object]]] = {
