@@ -44,6 +44,8 @@ def make_generator(seed, name: str = "seed") -> torch.Generator:
     """A CPU ``torch.Generator`` from a seed, an int in ``[0, 2**64)`` (numpy's rule:
     torch would wrap a negative one silently), or the generator itself if one is
     given. ``name`` is the argument an error names."""
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected the argument's name (str), got {name!r}")
     if isinstance(seed, torch.Generator):
         return seed
     if isinstance(seed, bool) or not isinstance(seed, int):

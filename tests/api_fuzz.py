@@ -1051,9 +1051,9 @@ OVERRIDES: dict[str, dict[str, typing.Callable[[], object]]] = {
 }
 
 _STATE = "changes process-wide state (seeds, plotting style), leaking into other tests"
-_WRITES = "trains or writes checkpoints under data/ (tests/test_presets.py tests it)"
+_WRITES = "trains a whole preset (minutes a call); tests/test_presets.py runs it small"
 _RECORD = (
-    "a record of results that the library builds and returns, not an input boundary"
+    "a record of results the library builds; its readers check its type, not its fields"
 )
 
 EXEMPT: dict[str, str] = {
@@ -1213,11 +1213,16 @@ OPTION_NAMES = {
     "kind", "kernel", "activation", "mode", "rule", "mixer", "output", "param", "token",
     "key", "positions", "head", "data", "family", "inputs", "normalise", "per_position",
 }  # fmt: skip
+# text shown as given: any string is fine, and a number would print as one
+FREE_TEXT = {
+    "title", "xlabel", "ylabel", "desc", "description", "citation", "paper_note",
+    "message", "variable", "fmt",
+}  # fmt: skip
 # numbers that cannot be negative (a step size ``lr`` can: the best multiple of a GD
 # step on data with no signal is negative, and tune_gd finds it)
 NONNEGATIVE = {
     "noise_std", "lam", "temperature", "bandwidth", "prior_std", "tol", "grad_clip",
-    "init_scale", "init_noise", "sharpness", "eps", "variance", "z", "radius",
+    "init_scale", "init_noise", "sharpness", "eps", "variance", "radius",
     "label_bound", "lam_1", "n_se", "threshold", "input_range",
 }  # fmt: skip
 
@@ -1259,10 +1264,26 @@ ANY_TYPE = {"icl_lib.notebook.glue": {"value"}}
 BROADCAST = {"icl_lib.theory.implicit.linear_loss": {"Delta", "W"}}
 
 
-def _nan_at(t: torch.Tensor, index: int) -> torch.Tensor:
+_NO_DEFAULT = object()
+
+
+def _default(base: Baseline, param: str):
+    """The parameter's default (None is then a valid value, not a wrong type)."""
+    try:
+        default = inspect.signature(base.obj).parameters[param].default
+    except (KeyError, TypeError, ValueError):
+        return _NO_DEFAULT
+    return _NO_DEFAULT if default is inspect.Parameter.empty else default
+
+
+def _value_at(t: torch.Tensor, index: int, value: float) -> torch.Tensor:
     t = t.clone()
-    t.view(-1)[index % t.numel()] = math.nan
+    t.view(-1)[index % t.numel()] = value
     return t
+
+
+def _nan_at(t: torch.Tensor, index: int) -> torch.Tensor:
+    return _value_at(t, index, math.nan)
 
 
 def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStrategy]:
@@ -1278,12 +1299,14 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
                 lambda bad: valid.clone().fill_(bad)
             )
         elif valid.is_floating_point() and valid.numel():
-            kinds["nan or inf"] = st.builds(
-                lambda i, bad: (
-                    _nan_at(valid, i) if bad is None else valid.clone().fill_(bad)
-                ),
+            # NaN and infinity each tried every time: a check of isnan alone fails
+            kinds["nan"] = st.integers(0, valid.numel() - 1).map(
+                lambda i: _nan_at(valid, i)
+            )
+            kinds["inf"] = st.builds(
+                lambda i, bad: _value_at(valid, i, bad),
                 st.integers(0, valid.numel() - 1),
-                st.sampled_from([None, math.inf, -math.inf]),
+                st.sampled_from([math.inf, -math.inf]),
             )
         elif valid.numel() and valid.dtype != torch.bool:
             # a field the class lists in SIGNED_FIELDS uses -1 as a marker
@@ -1318,7 +1341,8 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
         if param in NAN_MEANS_MISSING.get(base.name, ()):
             kinds["inf"] = st.sampled_from([math.inf, -math.inf])
         else:
-            kinds["nan or inf"] = st.sampled_from([math.nan, math.inf, -math.inf])
+            kinds["nan"] = st.just(math.nan)
+            kinds["inf"] = st.sampled_from([math.inf, -math.inf])
         if param not in ANY_TYPE.get(base.name, ()):
             kinds["wrong type"] = st.just("0.1")
         if param in NONNEGATIVE:
@@ -1326,7 +1350,10 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
     elif isinstance(valid, str):
         if param in OPTION_NAMES:
             kinds["unknown option"] = st.sampled_from(["zzz", valid.upper() + "_"])
-            kinds["wrong type"] = st.sampled_from([3, None])
+        if param not in FREE_TEXT:
+            kinds["wrong type"] = st.sampled_from(
+                [3] if _default(base, param) is None else [3, None]
+            )
     elif isinstance(valid, (list, tuple)) and valid and isinstance(valid[0], int):
         kinds["negative element"] = st.integers(-(10**6), -1).map(
             lambda v: [v, *valid[1:]]
@@ -1345,6 +1372,25 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
 CLEAR_ERRORS = (ValueError, TypeError, KeyError, FileNotFoundError)
 
 
+def names_argument(message: str, param: str) -> bool:
+    """Whether an error message blames ``param``: the library's messages start with
+    the argument(s) at fault, ``"xs: expected ..."`` or ``"pool_ys, x_query: ..."``
+    (``"ks[i]: ..."`` for an element), or, for two arguments that disagree, name the
+    mutated one as the reference (``"ys: expected shape ... to match xs"``). A name
+    that merely occurs in the text (torch's own errors quote keyword names) does not
+    count."""
+    blamed = [
+        re.sub(r"\[.*?\]$", "", name.strip())
+        for name in message.split(":", 1)[0].split(",")
+    ]
+    if ":" in message and param in blamed:
+        return True
+    reference = (
+        rf"(to match|the shape of|the dtype of|that of|like) {re.escape(param)}(?!\w)"
+    )
+    return ":" in message and re.search(reference, message) is not None
+
+
 def classify(base: Baseline, param: str, value) -> tuple[str, str]:
     """``(class, detail)`` of calling ``base`` with ``param`` replaced by ``value``."""
     try:
@@ -1352,8 +1398,8 @@ def classify(base: Baseline, param: str, value) -> tuple[str, str]:
     except Hang as error:
         return "hang", str(error)
     except CLEAR_ERRORS as error:
-        message = str(error)
-        if re.search(rf"(?<![\w.]){re.escape(param)}(?!\w)", message):
+        message = str(error).strip("'\"")  # a KeyError's message comes quoted
+        if names_argument(message, param):
             return "clear", message
         return "raw", f"{type(error).__name__} not naming {param}: {message[:200]}"
     except Exception as error:  # noqa: BLE001 - every other error is what we count

@@ -231,7 +231,7 @@ def test_bad_input_names_the_argument():
         mixture_linear_regression(
             4, 3, means=means, covs=covs[:1], weights=torch.ones(1, dtype=F64)
         )
-    with pytest.raises(ValueError, match="cov_q, mean_q"):
+    with pytest.raises(ValueError, match="mean_q: expected the shape of mean_p"):
         gaussian_kl(torch.zeros(2), torch.eye(2), torch.zeros(3), torch.eye(3))
 
 

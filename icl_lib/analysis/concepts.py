@@ -106,6 +106,9 @@ def accuracy_gap(curves: dict, a: str = "transformer", b: str = "Bayes") -> floa
     :func:`concept_curves`' result (chapter 4's ``bayes.concept_accuracy_gap``)."""
     if not isinstance(curves, dict):
         raise TypeError(f"curves: expected a dict, got {type(curves).__name__}")
+    for arg, name in (("a", a), ("b", b)):
+        if not isinstance(name, str):
+            raise TypeError(f"{arg}: expected a curve name (str), got {name!r}")
     for name in (a, b):
         if name not in curves.get("accuracy", {}):
             raise ValueError(

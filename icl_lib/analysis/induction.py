@@ -164,8 +164,8 @@ def _check_patterns(patterns, tokens) -> None:
     B, T = tokens.shape
     if patterns.shape[0] != B or patterns.shape[-2:] != (T, T):
         raise ValueError(
-            f"patterns: expected shape (B, L, H, T, T) with (B, T) = {(B, T)} of "
-            f"tokens, got {tuple(patterns.shape)}"
+            f"patterns: expected shape (B, L, H, T, T) with (B, T) = {(B, T)}, to "
+            f"match tokens, got {tuple(patterns.shape)}"
         )
 
 

@@ -200,6 +200,14 @@ def grouped_error_ratio(
             f"{type(errors).__name__}"
         )
     n_groups = len(next(iter(errors.values())))
+    if not isinstance(denominator, str) and not (
+        isinstance(denominator, Sequence)
+        and all(isinstance(name, str) for name in denominator)
+    ):
+        raise TypeError(
+            "denominator: expected a predictor name or one per group, got "
+            f"{type(denominator).__name__}"
+        )
     names = [denominator] * n_groups if isinstance(denominator, str) else denominator
     names = list(names)
     if len(names) != n_groups:
@@ -454,8 +462,8 @@ def bayes_label_accuracy(posterior: torch.Tensor, labels: torch.Tensor) -> float
     check_tensor("labels", labels, 1, floating=False)
     if labels.shape[0] != posterior.shape[0]:
         raise ValueError(
-            f"labels: expected one label per row of posterior ({posterior.shape[0]}), "
-            f"got {labels.shape[0]}"
+            f"labels: expected one label per row, to match posterior "
+            f"({posterior.shape[0]} rows), got {labels.shape[0]}"
         )
     G = check_positive_int("posterior.shape[1]", posterior.shape[1])
     if labels.numel() and not bool(((labels >= 0) & (labels < G)).all()):

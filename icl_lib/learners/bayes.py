@@ -171,11 +171,19 @@ def gaussian_kl(mean_p, cov_p, mean_q, cov_q) -> torch.Tensor:
                 f"{name}: expected a tensor with at least {1 + extra} dimensions, got "
                 f"{type(value).__name__}"
             )
-    if cov_p.shape != cov_q.shape or mean_p.shape != mean_q.shape:
+    for name, value, ref_name, ref in (
+        ("mean_q", mean_q, "mean_p", mean_p),
+        ("cov_q", cov_q, "cov_p", cov_p),
+    ):
+        if value.shape != ref.shape:
+            raise ValueError(
+                f"{name}: expected the shape of {ref_name} {tuple(ref.shape)}, got "
+                f"{tuple(value.shape)}"
+            )
+    if cov_p.shape != mean_p.shape + mean_p.shape[-1:]:
         raise ValueError(
-            f"cov_q, mean_q: expected the shapes of cov_p {tuple(cov_p.shape)} and "
-            f"mean_p {tuple(mean_p.shape)}, got {tuple(cov_q.shape)} and "
-            f"{tuple(mean_q.shape)}"
+            f"cov_p: expected shape (..., d, d) to match mean_p {tuple(mean_p.shape)}, "
+            f"got {tuple(cov_p.shape)}"
         )
     for name, value in (
         ("mean_p", mean_p),

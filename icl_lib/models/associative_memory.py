@@ -84,6 +84,10 @@ def random_signs(
     """Independent uniform values in {-1, +1}, ``(batch_size, n_pairs)`` float32."""
     check_positive_int("batch_size", batch_size)
     check_positive_int("n_pairs", n_pairs)
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"generator: expected a torch.Generator, got {type(generator).__name__}"
+        )
     bits = torch.randint(0, 2, (batch_size, n_pairs), generator=generator)
     return bits.float() * 2 - 1
 

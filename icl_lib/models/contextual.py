@@ -42,6 +42,7 @@ def check_block(block) -> ContextualBlock:
 def check_context(context, x, in_dim: int) -> None:
     """Check a contextual layer's input: ``context (B, n, in_dim)`` and
     ``x (B, in_dim)``, one dtype."""
+    check_positive_int("in_dim", in_dim)
     check_tensor("context", context, 3)
     check_tensor("x", x, 2)
     B, _, D = context.shape

@@ -87,3 +87,14 @@ def pool_size(size) -> float:
     if not (size >= 1):  # NaN fails too
         raise ValueError(f"pool_sizes: expected sizes >= 1 or inf, got {size}")
     return float(size)
+
+
+def colormap(name: str, value) -> str:
+    """The name of a registered matplotlib colormap."""
+    import matplotlib
+
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected a colormap name, got {type(value).__name__}")
+    if value not in matplotlib.colormaps:
+        raise ValueError(f"{name}: expected a matplotlib colormap name, got {value!r}")
+    return value

@@ -30,6 +30,7 @@ def annotated_heatmap(
     Figure."""
     row_labels = _in.labels("row_labels", row_labels)
     col_labels = _in.labels("col_labels", col_labels)
+    _in.colormap("cmap", cmap)
     values = _in.numbers("values", values, ndim=2, nan=True)
     if values.shape != (len(row_labels), len(col_labels)):
         raise ValueError(
@@ -104,6 +105,7 @@ def matrix_panels(
     One symmetric colour scale for all panels when ``shared_scale``. Returns the Figure.
     """
     _in.mapping("matrices", matrices)
+    _in.colormap("cmap", cmap)
     if not matrices:
         raise ValueError("matrices: expected at least one matrix, got none")
     arrays = {
@@ -164,6 +166,7 @@ def attention_heatmaps(
     causal head), on one colour scale ``[0, vmax]``. ``tick_labels`` (``T`` strings,
     e.g. the tokens) label both axes. Returns the Figure."""
     _in.mapping("patterns", patterns)
+    _in.colormap("cmap", cmap)
     if not patterns:
         raise ValueError("patterns: expected at least one pattern, got none")
     vmax = _in.numbers("vmax", [vmax], minimum=0, strict=True)[0]

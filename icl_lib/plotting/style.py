@@ -66,6 +66,10 @@ def use_book_style() -> None:
 
 def learner_color(name: str) -> str | None:
     """The book's colour for a learner name (prefix match), or None."""
+    if not isinstance(name, str):
+        raise TypeError(
+            f"name: expected a learner name (str), got {type(name).__name__}"
+        )
     key = name.lower()
     for prefix, color in LEARNER_COLORS.items():
         if key.startswith(prefix):

@@ -13,6 +13,7 @@ been retrained. Paper presets (``Preset.paper``) are never retrained here.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -101,6 +102,10 @@ def retrain_stale(
     stops its descendants and raises at the end. ``exclude``: names to leave for now
     (e.g. one being trained by another process), with their descendants."""
     check_positive_int("jobs", jobs)
+    if not isinstance(log_dir, (str, os.PathLike)):
+        raise TypeError(
+            f"log_dir: expected a folder path, got {type(log_dir).__name__}"
+        )
     if not isinstance(dry_run, bool):
         raise TypeError(f"dry_run: expected a bool, got {type(dry_run).__name__}")
     unknown = [name for name in exclude if name not in PRESETS]

@@ -56,6 +56,10 @@ def checkpoint_paths(name: str, data_dir=None) -> tuple[Path, Path]:
     default)."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"name: expected a non-empty preset name, got {name!r}")
+    if data_dir is not None and not isinstance(data_dir, (str, os.PathLike)):
+        raise TypeError(
+            f"data_dir: expected a folder path, got {type(data_dir).__name__}"
+        )
     folder = Path(data_dir) if data_dir is not None else DATA_DIR
     return folder / f"{name}.safetensors", folder / f"{name}.json"
 

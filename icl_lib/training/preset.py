@@ -280,6 +280,18 @@ def loss_change_last_fifth(curve: dict) -> float | None:
 def environment(device) -> dict:
     """What a training run ran on (the manifest's ``environment``); ``device`` is
     e.g. ``"cpu"``, or ``"cpu+cuda"`` for a run resumed on another device."""
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(
+            "device: expected a device name or torch.device, got "
+            f"{type(device).__name__}"
+        )
+    for part in str(device).split("+"):
+        try:
+            torch.device(part)
+        except RuntimeError as error:
+            raise ValueError(
+                f"device: expected a torch device, got {device!r}"
+            ) from error
     return {
         "torch": torch.__version__,
         "python": platform.python_version(),
