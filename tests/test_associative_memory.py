@@ -135,3 +135,12 @@ def test_sign_recall_accuracy_is_exact_for_few_pairs():
     assert sign_recall_accuracy(memory) == pytest.approx(right / (32 * 5), abs=1e-15)
     # with fewer prompts than sign vectors it estimates, close to the exact value
     assert abs(sign_recall_accuracy(memory, n_prompts=31) - right / 160) < 0.2
+
+
+def test_reading_non_finite_values_fails_by_name():
+    memory = AssociativeMemory(
+        torch.eye(3, dtype=torch.float64)[:, :2],
+        torch.eye(3, dtype=torch.float64)[:, :2],
+    )
+    with pytest.raises(ValueError, match="values: expected finite values"):
+        memory.read(torch.tensor([[float("nan"), 1.0]]))

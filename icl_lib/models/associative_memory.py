@@ -75,6 +75,7 @@ class AssociativeMemory:
                 f"values: expected {self.n_pairs} columns (one per pair), got "
                 f"{values.shape[1]}"
             )
+        check_finite("values", values)
         return values.to(self.keys.dtype) @ self.crosstalk
 
 
