@@ -225,3 +225,11 @@ def check_per_prompt(name: str, values, batch_size: int) -> torch.Tensor:
             f"{values.shape[0]}"
         )
     return check_finite(name, values)
+
+
+def check_sequence(name: str, value, expected: str):
+    """Check that ``value`` is a sequence or other iterable, not a single string;
+    ``expected`` says of what, in words (e.g. "a sequence of numbers")."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name}: expected {expected}, got {type(value).__name__}")
+    return value

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 
 import torch
 
+from .._checks import check_sequence
 from ..models.token_gpt import TokenTransformer
 from ..tasks.induction import RepeatedTokensBatch
 from ..tasks.tokens import check_tokens
@@ -37,10 +38,7 @@ def _check_heads(model, heads) -> list[tuple[int, int]]:
             f"model: expected a TokenTransformer, got {type(model).__name__}"
         )
     L, H = model.config.n_layer, model.config.n_head
-    if isinstance(heads, (str, bytes)) or not hasattr(heads, "__iter__"):
-        raise TypeError(
-            f"heads: expected (layer, head) pairs, got {type(heads).__name__}"
-        )
+    check_sequence("heads", heads, "(layer, head) pairs")
     heads = list(heads)
     for item in heads:
         ok = (

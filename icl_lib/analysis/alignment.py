@@ -29,6 +29,7 @@ from .._checks import (
     check_prompt,
     check_real,
     check_same_shape,
+    check_sequence,
 )
 from ..learners.kernel import functional_gd_path
 from ..learners.linear import gd, gd_plus_plus, ridge
@@ -353,8 +354,7 @@ def tuned_functional_gd(
     ``max_steps + 1`` errors.
     """
     check_positive_int("max_steps", max_steps)
-    if isinstance(grid, (str, bytes)) or not hasattr(grid, "__iter__"):
-        raise TypeError(f"grid: expected step sizes, got {type(grid).__name__}")
+    check_sequence("grid", grid, "step sizes")
     grid = [check_real("grid[i]", lr, minimum=0.0, strict=True) for lr in grid]
     if not grid:
         raise ValueError("grid: expected at least one step size, got none")

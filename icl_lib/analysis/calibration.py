@@ -22,6 +22,7 @@ from .._checks import (
     check_model,
     check_positive_int,
     check_real,
+    check_sequence,
     check_sequences,
     check_tensor,
 )
@@ -127,10 +128,7 @@ def calibration_curve(u: torch.Tensor, levels: Sequence[float]) -> torch.Tensor:
     ``P(u <= q)``, ``(len(levels),)``; the diagonal is perfect calibration. ``u``:
     PIT values of any shape."""
     _check_pit(u)
-    if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
-        raise TypeError(
-            f"levels: expected a sequence of numbers, got {type(levels).__name__}"
-        )
+    check_sequence("levels", levels, "a sequence of numbers")
     q = torch.as_tensor(list(levels), dtype=torch.float64)
     if q.ndim != 1 or not bool(((q >= 0) & (q <= 1)).all()):  # NaN fails too
         raise ValueError(f"levels: expected numbers in [0, 1], got {list(levels)}")
@@ -155,10 +153,7 @@ def predictive_band(model, xs, ys, direction, ts, *, noise_std: float, z=1.645):
         raise ValueError(f"direction: expected {d} entries, got {direction.shape[0]}")
     check_finite("direction", direction)
     if not isinstance(ts, torch.Tensor):
-        if isinstance(ts, (str, bytes)) or not hasattr(ts, "__iter__"):
-            raise TypeError(
-                f"ts: expected a sequence of numbers, got {type(ts).__name__}"
-            )
+        check_sequence("ts", ts, "a sequence of numbers")
         ts = torch.as_tensor([check_real("ts[i]", t) for t in ts])
     ts = check_finite("ts", check_tensor("ts", ts.to(xs.dtype), 1))
     check_positive_int("len(ts)", ts.numel())

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import check_positive_int, check_real
+from .._checks import check_positive_int, check_real, check_sequence
 from ..learners import dmmse, ridge
 from ..tasks import TaskPool, linear_regression
 from .curves import excess_error_curve
@@ -105,10 +105,7 @@ def pool_size_sweep(
     check_positive_int("n_points", n_points)
     sigma = check_real("noise_std", noise_std, minimum=0.0, strict=True)
     check_positive_int("n_prompts", n_prompts)
-    if isinstance(entries, (str, bytes)) or not hasattr(entries, "__iter__"):
-        raise TypeError(
-            f"entries: expected (pool, model) pairs, got {type(entries).__name__}"
-        )
+    check_sequence("entries", entries, "(pool, model) pairs")
     entries = list(entries)
     if not entries:
         raise ValueError("entries: expected at least one (pool, model) pair, got none")

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import check_model, check_positive_int, check_real, check_tensor
+from .._checks import (
+    check_model,
+    check_positive_int,
+    check_real,
+    check_sequence,
+    check_tensor,
+)
 from ..learners.bayes import gaussian_kl, gaussian_posterior, mixture_posterior
 from ..prompts import PromptBatch
 from ..runtime import make_generator
@@ -83,8 +89,7 @@ def implied_task_vectors(
     B, n, d = batch.xs.shape
     Q = 2 * d + 1 if n_queries is None else n_queries  # 0 is an error, not the default
     Q = check_positive_int("n_queries", Q, minimum=d)
-    if isinstance(ks, (str, bytes)) or not hasattr(ks, "__iter__"):
-        raise TypeError(f"ks: expected a sequence of ints, got {type(ks).__name__}")
+    check_sequence("ks", ks, "a sequence of ints")
     ks = [check_positive_int("ks[i]", k, minimum=0) for k in ks]
     queries = torch.randn(Q, d, generator=make_generator(seed)).to(batch.xs)
     out = []

@@ -32,6 +32,7 @@ from .._checks import (
     check_positive_int,
     check_prompt,
     check_real,
+    check_sequence,
     check_tensor,
 )
 from ..kernels import KERNELS, kernel_matrix, log_kernel
@@ -233,14 +234,6 @@ def majority_vote(xs, ys, x_query) -> torch.Tensor:
     return ys.mean(-1)
 
 
-def _sequence(name: str, values) -> list:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(
-            f"{name}: expected a sequence of numbers, got {type(values).__name__}"
-        )
-    return list(values)
-
-
 def fit_attention_temperature(xs, ys, x_query, target, temperatures):
     """The temperature of a softmax smoother (:func:`attention_regression`, no key
     bias) whose sign agrees most often with ``target`` labels ``(B,)`` in
@@ -252,7 +245,7 @@ def fit_attention_temperature(xs, ys, x_query, target, temperatures):
     check_per_prompt("target", target, check_prompt(xs, ys, x_query)[0])
     temperatures = [
         check_real("temperatures[i]", t)
-        for t in _sequence("temperatures", temperatures)
+        for t in check_sequence("temperatures", temperatures, "a sequence of numbers")
     ]
     if not temperatures:
         raise ValueError("temperatures: expected at least one value, got none")
@@ -281,7 +274,8 @@ def best_nadaraya_watson_error(xs, ys, x_query, y_query, bandwidths):
     """
     check_per_prompt("y_query", y_query, check_prompt(xs, ys, x_query)[0])
     bandwidths = [
-        check_real("bandwidths[i]", h) for h in _sequence("bandwidths", bandwidths)
+        check_real("bandwidths[i]", h)
+        for h in check_sequence("bandwidths", bandwidths, "a sequence of numbers")
     ]
     if not bandwidths:
         raise ValueError("bandwidths: expected at least one value, got none")

@@ -13,16 +13,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from .._checks import check_sequence
 from . import _inputs as _in
 from .style import NEUTRAL, PALETTE, TRANSFORMER, color_for, learner_color
 
 
 def _pool_sizes(pool_sizes) -> np.ndarray:
     """Pool sizes ``M >= 1``; ``inf`` stands for an infinite pool (fresh tasks)."""
-    if isinstance(pool_sizes, (str, bytes)) or not hasattr(pool_sizes, "__iter__"):
-        raise TypeError(
-            f"pool_sizes: expected numbers, got {type(pool_sizes).__name__}"
-        )
+    check_sequence("pool_sizes", pool_sizes, "numbers")
     sizes = np.asarray([_in.pool_size(size) for size in pool_sizes], dtype=float)
     return sizes
 

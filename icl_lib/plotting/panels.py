@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .._checks import check_sequence
 from . import _inputs as _in
 from .style import NEUTRAL, TRANSFORMER, color_for
 
@@ -29,11 +30,7 @@ def small_multiples(
     goes below the panels (``legend=False``: none). ``plot`` is any function of this
     package that takes ``ax``, or one written with the same convention.
     """
-    if isinstance(panels, (str, bytes)) or not hasattr(panels, "__iter__"):
-        raise TypeError(
-            "panels: expected a sequence of keyword mappings, got "
-            f"{type(panels).__name__}"
-        )
+    check_sequence("panels", panels, "a sequence of keyword mappings")
     panels = [_in.mapping("panels[i]", panel) for panel in panels]
     if not callable(plot) and (
         isinstance(plot, (str, bytes)) or not hasattr(plot, "__iter__")

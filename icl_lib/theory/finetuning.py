@@ -20,6 +20,7 @@ from .._checks import (
     check_positive_int,
     check_real,
     check_same_shape,
+    check_sequence,
     check_tensor,
 )
 from ..models.contextual import ACTIVATIONS, ContextualBlock, check_block
@@ -336,10 +337,7 @@ def finetuning_grid(
     ``max(epochs)`` passes is recorded after each count in ``epochs``.
     """
     passes = _check_passes(sorted(set(epochs)))
-    if isinstance(lrs, (str, bytes)) or not hasattr(lrs, "__iter__"):
-        raise TypeError(
-            f"lrs: expected a sequence of numbers, got {type(lrs).__name__}"
-        )
+    check_sequence("lrs", lrs, "a sequence of numbers")
     grid = {}
     for lr in lrs:
         curves = finetune_error_curve(

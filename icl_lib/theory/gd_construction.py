@@ -29,6 +29,7 @@ from .._checks import (
     check_float_tensor,
     check_positive_int,
     check_real,
+    check_sequence,
     check_tensor,
 )
 from ..models.lsa import LinearSelfAttention
@@ -251,11 +252,7 @@ def lsa_with_products(
 ) -> LinearSelfAttention:
     """A merged, single-head :class:`LinearSelfAttention` whose layer ``k`` has
     ``products[k] = (W_KQ, W_PV)``."""
-    if isinstance(products, (str, bytes)) or not hasattr(products, "__iter__"):
-        raise TypeError(
-            f"products: expected a list of (W_KQ, W_PV) pairs, got "
-            f"{type(products).__name__}"
-        )
+    check_sequence("products", products, "a list of (W_KQ, W_PV) pairs")
     products = list(products)
     if not products:
         raise ValueError("products: expected at least one (W_KQ, W_PV) pair, got none")
