@@ -233,3 +233,68 @@ def check_sequence(name: str, value, expected: str):
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise TypeError(f"{name}: expected {expected}, got {type(value).__name__}")
     return value
+
+
+def check_bool(name: str, value) -> bool:
+    """Check that a switch is True or False (numpy's bool too): a string such as "no"
+    or a tensor would read as True and pass silently."""
+    import numpy as np
+
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {type(value).__name__}")
+    return bool(value)
+
+
+def check_optional_instance(name: str, value, types, expected: str):
+    """:func:`check_instance`, with None allowed (an option left out)."""
+    return None if value is None else check_instance(name, value, types, expected)
+
+
+def check_cache(cache, prefix: str = "") -> None:
+    """Check the activation cache a model's forward pass may fill: None or a dict, its
+    keys prefixed by the string ``prefix``."""
+    check_optional_instance("cache", cache, dict, "a dict to record activations in")
+    check_instance("prefix", prefix, str, "a string")
+
+
+def check_device(name: str, device) -> torch.device | None:
+    """Check a device: None (where it stays), a name such as ``"cpu"``, or a
+    torch.device."""
+    if device is None:
+        return None
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(
+            f"{name}: expected a device name or torch.device, got "
+            f"{type(device).__name__}"
+        )
+    try:
+        return torch.device(device)
+    except RuntimeError as error:
+        raise ValueError(f"{name}: expected a torch device, got {device!r}") from error
+
+
+def check_ids(name: str, value, ndim: int, upper: int) -> torch.Tensor:
+    """Check an integer tensor of ``ndim`` dimensions whose entries index a set of
+    ``upper`` elements (symbols, classes, concepts, prompts): each in ``[0, upper)``."""
+    check_tensor(name, value, ndim, floating=False)
+    if value.dtype == torch.bool or value.is_floating_point():
+        raise TypeError(f"{name}: expected integer indices, got {value.dtype}")
+    if value.numel():
+        low, high = value.min().item(), value.max().item()
+        if low < 0 or high >= upper:
+            raise ValueError(
+                f"{name}: expected indices in [0, {upper}), got [{low}, {high}]"
+            )
+    return value
+
+
+def check_stream(name: str, value, width: int) -> torch.Tensor:
+    """Check a sequence of hidden states ``(B, T, width)`` that a layer reads: a
+    finite float tensor of the layer's width."""
+    check_tensor(name, value, 3)
+    if value.shape[2] != width:
+        raise ValueError(
+            f"{name}: expected (B, T, {width}) states of the layer's width, got shape "
+            f"{tuple(value.shape)}"
+        )
+    return check_finite(name, value)

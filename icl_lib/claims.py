@@ -399,6 +399,10 @@ class ClaimSet:
         ``ICL_CLAIMS_DIR``) there is nowhere to collect claims: nothing is written and
         None returned.
         """
+        if directory is not None and not isinstance(directory, (str, os.PathLike)):
+            raise TypeError(
+                f"directory: expected a path or None, got {type(directory).__name__}"
+            )
         directory = Path(directory) if directory is not None else default_claims_dir()
         if directory is None:
             return None
@@ -464,6 +468,11 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
         raise TypeError(
             f"claims: expected a list of Claim, got {type(claims).__name__}"
         )
+    for name, flag in (("with_chapter", with_chapter), ("with_kind", with_kind)):
+        if not isinstance(flag, bool):
+            raise TypeError(
+                f"{name}: expected True or False, got {type(flag).__name__}"
+            )
     claims = list(claims)
     for claim in claims:
         if not isinstance(claim, Claim):

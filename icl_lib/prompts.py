@@ -27,7 +27,10 @@ from dataclasses import dataclass
 import torch
 
 from ._checks import (
+    check_device,
+    check_dtype,
     check_finite,
+    check_ids,
     check_positive_int,
     check_prompt,
     check_sequences,
@@ -109,6 +112,9 @@ class PromptBatch:
 
     def to(self, device=None, dtype=None) -> PromptBatch:
         """The same batch on another device or in another float dtype."""
+        check_device("device", device)
+        if dtype is not None:
+            check_dtype("dtype", dtype)
         moved = {
             f.name: getattr(self, f.name).to(device=device, dtype=dtype)
             for f in dataclasses.fields(self)
@@ -120,6 +126,7 @@ class PromptBatch:
     def select(self, index: torch.Tensor) -> PromptBatch:
         """The prompts at ``index`` (a 1-D integer tensor), every batched field with
         them."""
+        check_ids("index", index, 1, self.xs.shape[0])
         picked = {
             f.name: getattr(self, f.name)[index]
             for f in dataclasses.fields(self)

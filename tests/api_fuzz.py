@@ -54,7 +54,9 @@ EXAMPLES = 2  # hypothesis examples per callable: each draws every (argument, ki
 
 @cache
 def public_callables() -> dict[str, object]:
-    """``{qualified name: object}`` of every public function and class."""
+    """``{qualified name: object}`` of every public function and class, and of every
+    public method a public class defines (``module.Class.method``: the plain function,
+    called with ``self`` from the class's own baseline; see :func:`method_owner`)."""
     found = {}
     modules = [icl_lib] + [
         importlib.import_module(m.name)
@@ -70,7 +72,33 @@ def public_callables() -> dict[str, object]:
                 continue
             if getattr(obj, "__module__", None) == module.__name__:
                 found[f"{module.__name__}.{name}"] = obj
+                if inspect.isclass(obj):
+                    found.update(_public_methods(f"{module.__name__}.{name}", obj))
     return found
+
+
+def _public_methods(qualified: str, cls) -> dict[str, object]:
+    """The public methods ``cls`` itself defines (inherited ones are fuzzed on the
+    class that defines them): instance methods as plain functions, static and class
+    methods bound."""
+    methods = {}
+    for name, attr in vars(cls).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(attr, (staticmethod, classmethod)):
+            methods[f"{qualified}.{name}"] = getattr(cls, name)
+        elif inspect.isfunction(attr):
+            methods[f"{qualified}.{name}"] = attr
+    return methods
+
+
+def method_owner(name: str) -> str | None:
+    """The qualified name of the class whose instance method ``name`` is, or None."""
+    owner = name.rsplit(".", 1)[0]
+    callables = public_callables()
+    if inspect.isclass(callables.get(owner)) and inspect.isfunction(callables[name]):
+        return owner
+    return None
 
 
 # --- fixtures: valid values ----------------------------------------------------------
@@ -610,6 +638,9 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "curve": lambda: {"step": list(range(0, 1000, 100)), "loss": [1.0] * 10}
     },
     "icl_lib.training.recall": {"max_pairs": lambda: 3},
+    "icl_lib.training.recipe.follows_recipe": {
+        "preset": lambda: __import__("icl_lib").presets.PRESETS["gd_looped2"]
+    },
     "icl_lib.training.samplers": {
         "max_context": lambda: N,
         "n_tasks": lambda: 4,
@@ -937,6 +968,187 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
 }
 
 
+# Fixtures of the public methods (self comes from the class's own baseline call).
+def _hidden(width=8, T=5):  # a residual stream (B, T, width)
+    return _randn(B, T, width, seed=12)
+
+
+def _concepts_sample():  # a ConceptMixture's prompts: (concepts, inputs, labels)
+    from icl_lib.tasks.concepts import ConceptMixture
+
+    return ConceptMixture().sample(B, 3, seed=0)
+
+
+def _concept_positions():
+    return _concept_prompts().output_positions
+
+
+def _claim_set_with(id):
+    from icl_lib.claims import ClaimSet
+
+    claims = ClaimSet("demo")
+    claims.at_most(id, "a demonstration", kind="goal", book=0.5, goal=1.0)
+    return claims
+
+
+def _preset():
+    return __import__("icl_lib").presets.PRESETS["gd_looped2"]
+
+
+METHOD_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
+    "icl_lib.claims.ClaimSet.at_most": {"goal": lambda: 1.0},
+    "icl_lib.claims.ClaimSet.at_least": {"goal": lambda: 1.0},
+    "icl_lib.claims.ClaimSet.close_to": {"rel_tol": lambda: 0.1, "paper": lambda: 1.0},
+    "icl_lib.claims.ClaimSet.monte_carlo": {
+        "estimate": lambda: 1.0,
+        "se": lambda: 0.1,
+        "closed_form": lambda: 1.05,
+    },
+    "icl_lib.claims.ClaimSet.summary": {
+        "self": lambda: _claim_set_with("demo.a"),
+        "rows": lambda: {"the claim": "demo.a"},
+    },
+    "icl_lib.models.associative_memory.AssociativeMemory.read": {
+        "values": lambda: _randn(B, 2, seed=14).double()  # the memory's 2 pairs
+    },
+    "icl_lib.models.bursty_classifier.Attention.forward": {"h": lambda: _hidden(8)},
+    "icl_lib.models.bursty_classifier.BurstyClassifier": {
+        "labels": lambda: _bursty_batch().labels[:, :-1],
+        "xs": lambda: _bursty_batch().xs,
+    },
+    "icl_lib.models.bursty_classifier.BurstyClassifier.predict": {  # the interface
+        "xs": lambda: _bursty_batch().xs[:, :-1],
+        "ys": lambda: _bursty_batch().labels[:, :-1].float(),
+        "x_query": lambda: _bursty_batch().xs[:, -1],
+    },
+    "icl_lib.models.contextual.SoftmaxAttention.mix": {"u": lambda: _hidden(4)},
+    "icl_lib.models.contextual.LinearAttention.mix": {"u": lambda: _hidden(4)},
+    "icl_lib.models.contextual.LocalAttention.mix": {"u": lambda: _hidden(4)},
+    "icl_lib.models.contextual.DiagonalSSM.mix": {"u": lambda: _hidden(4)},
+    "icl_lib.models.contextual.MLP.forward": {"z": lambda: _randn(B, 4, seed=15)},
+    # the abstract layer's forward, run by a concrete layer that inherits it
+    "icl_lib.models.contextual.ContextualLayer.forward": {
+        "self": lambda: (
+            __import__("icl_lib").models.contextual.SoftmaxAttention(D + 1).double()
+        )
+    },
+    "icl_lib.models.contextual.RegressionBlock.predict": {
+        "self": lambda: (
+            __import__("icl_lib")
+            .models.contextual.RegressionBlockConfig(d=D, width=8, hidden=8, n_head=2)
+            .build()
+        )
+    },
+    "icl_lib.models.recurrent.RecurrentContextual.mix": {"u": lambda: _hidden(D)},
+    # the concrete methods of an abstract sampler, run by a sampler that inherits them
+    "icl_lib.training.samplers.StationarySampler": {
+        "self": lambda: __import__("icl_lib").training.samplers.NoiseMixturePrompts(
+            dim=D, n_points=N
+        )
+    },
+    "icl_lib.models.gpt.Block.forward": {"h": lambda: _hidden(8)},
+    "icl_lib.models.gpt.CausalSelfAttention.forward": {"h": lambda: _hidden(8)},
+    "icl_lib.models.gpt.ICLTransformer.position_embeddings": {"n": lambda: 3},
+    "icl_lib.models.kernel_attention.KernelAttentionICL.functional_gd": {
+        "dim": lambda: D,
+        "n_layers": lambda: 2,
+        "activation": lambda: "exp",
+        "step": lambda: 0.5,
+    },
+    "icl_lib.models.lsa.LinearSelfAttention": {
+        "Z": lambda: _randn(B, N + 1, D + 1, seed=16),
+        "layer": lambda: 0,
+        "kq": lambda: _randn(1, D + 1, D + 1, seed=17),
+        "pv": lambda: _randn(1, D + 1, D + 1, seed=18),
+    },
+    "icl_lib.models.pfn.BarDistribution": {
+        "logits": lambda: _randn(B, 4, seed=13),  # the fixture borders: 4 buckets
+        "y": lambda: _randn(B, seed=19),
+    },
+    "icl_lib.models.pfn.PredictiveTransformer": {
+        "params": lambda: _randn(B, 2, seed=20),  # the gaussian head's (mean, raw var)
+        "y": lambda: _randn(B, seed=21),
+    },
+    "icl_lib.models.posterior_net.PosteriorTransformer": {
+        "w": lambda: _randn(B, D, seed=22)
+    },
+    "icl_lib.models.token_gpt.TokenTransformer.next_token_probs": {
+        "tokens": lambda: _concept_prompts().tokens,
+        "positions": _concept_positions,
+    },
+    "icl_lib.prompts.PromptBatch.select": {"index": lambda: torch.tensor([0, 2])},
+    "icl_lib.tasks.bursty.ClassWorld.draw": {
+        "n_classes": lambda: 8,
+        "dim": lambda: 5,
+        "n_labels": lambda: 4,
+        "class_seed": lambda: 0,
+    },
+    "icl_lib.tasks.concepts.ConceptMixture": {
+        "ns": lambda: [1, 2],
+        "n": lambda: 2,
+        "batch_size": lambda: 50,
+        "concepts": lambda: _concepts_sample()[0],
+        "inputs": lambda: _concepts_sample()[1],
+        "labels": lambda: _concepts_sample()[2],
+        "query": lambda: _concepts_sample()[1][:, -1],
+        "a": lambda: _concepts_sample()[1],
+        "b": lambda: _concepts_sample()[1],
+    },
+    "icl_lib.tasks.hmm.HMMConceptMixture": {
+        "prompts": _concept_prompts,
+        "tokens": lambda: _concept_prompts().tokens,
+        "positions": _concept_positions,
+        "start_properties": lambda: _concept_prompts().start_properties,
+        "length": lambda: CTX,
+        "n_examples": lambda: 2,
+    },
+    # models that read the samplers' own default sequences
+    "icl_lib.training.bursty.BurstySequences.monitor": {
+        "model": lambda: __import__(
+            "icl_lib"
+        ).models.bursty_classifier.BurstyClassifier(
+            __import__("icl_lib").models.bursty_classifier.BurstyClassifierConfig()
+        )
+    },
+    "icl_lib.training.induction.RepeatedSegmentDocuments.monitor": {  # book sizes
+        "self": lambda: __import__(
+            "icl_lib"
+        ).training.induction.RepeatedSegmentDocuments(length=65),
+        "model": lambda: __import__("icl_lib").models.token_gpt.TokenTransformer(
+            __import__("icl_lib").models.token_gpt.TokenTransformerConfig(
+                vocab_size=128, n_ctx=64, n_embd=8, n_layer=2, n_head=2
+            )
+        ),
+    },
+    "icl_lib.training.loop.Curriculum.constant": {"value": lambda: 3},
+    "icl_lib.training.preset.Preset": {
+        "name": lambda: "a_preset",
+        "chapter": lambda: "02_gd_theory",
+        "description": lambda: "a preset of the fuzz suite",
+        "model": lambda: _preset().model,
+        "task": lambda: _preset().task,
+        "loss": lambda: _preset().loss,
+        "metric": lambda: _preset().metric,
+        "steps": lambda: 10,
+        "batch_size": lambda: 4,
+        "lr": lambda: 1e-3,
+    },
+    "icl_lib.training.recall.RecallSequences": {
+        "size": lambda: B,
+        "gen": _gen,
+        "step": lambda: 3,
+    },
+    "icl_lib.training.samplers": {"size": lambda: B, "gen": _gen, "step": lambda: 3},
+    "icl_lib.training.samplers.NoiseMixturePrompts.monitor": {"model": _prompt_model},
+    "icl_lib.training.samplers.NoiseMixturePrompts.monitor_batch": {
+        "level": lambda: 0.1
+    },
+    "icl_lib.training.samplers.RegressionPrompts.monitor": {"model": _prompt_model},
+}
+for _where, _given in METHOD_FIXTURES.items():
+    CONTEXT_FIXTURES.setdefault(_where, {}).update(_given)
+
+
 @cache
 def _scratch_root():
     import tempfile
@@ -1067,6 +1279,13 @@ EXEMPT: dict[str, str] = {
     "icl_lib.widgets.explore": "needs a live Jupyter kernel "
     "(tests/browser/test_widgets_live.py)",
     **{
+        name: "abstract: every subclass defines its own, fuzzed there"
+        for name in (
+            "icl_lib.models.contextual.ContextualLayer.mix",
+            "icl_lib.training.samplers.StationarySampler.draw",
+        )
+    },
+    **{
         name: _RECORD
         for name in (
             "icl_lib.analysis.stability.StabilityCurve",
@@ -1088,9 +1307,12 @@ BACKLOG = set((Path(__file__).parent / "api_fuzz_backlog.txt").read_text().split
 
 
 def exemption(name: str) -> str | None:
-    """Why ``name`` is not fuzzed, or None."""
+    """Why ``name`` is not fuzzed, or None (a method of an exempt class is exempt)."""
     if name in EXEMPT:
         return EXEMPT[name]
+    owner = method_owner(name) if name in public_callables() else None
+    if owner is not None and owner in EXEMPT:
+        return f"a method of {owner.rsplit('.', 1)[1]}: {EXEMPT[owner]}"
     return None
 
 
@@ -1137,8 +1359,16 @@ def baseline(name: str) -> Baseline | None:
     sig = inspect.signature(obj)
     overrides = OVERRIDES.get(name, {})
     kwargs, mutable = {}, []
+    owner = method_owner(name)
     for param in sig.parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        if owner is not None and param.name == "self":  # never mutated
+            given = _context_fixture(name, "self")  # e.g. a concrete subclass
+            instance = baseline(owner) if owner not in BACKLOG else None
+            if given is None and instance is None:
+                return None
+            kwargs["self"] = given or (lambda instance=instance: call(instance))
             continue
         if param.name in overrides:
             kwargs[param.name] = overrides[param.name]
@@ -1151,11 +1381,10 @@ def baseline(name: str) -> Baseline | None:
             continue
         required = param.default is inspect.Parameter.empty
         if not required:
-            # an optional number or option string is fuzzed at its default
-            default = param.default
-            if isinstance(default, (int, float, str)) and not isinstance(default, bool):
-                mutable.append(param.name)
-                kwargs[param.name] = lambda default=default: default
+            # an optional argument is fuzzed at its default: a number, option string,
+            # flag, tuple, dtype or None (then with a value of no type it could mean)
+            mutable.append(param.name)
+            kwargs[param.name] = lambda default=param.default: default
             continue
         hint = _hint_name(obj, param)
         if hint in TYPE_FIXTURES:
@@ -1241,6 +1470,10 @@ SHAPE_FREE = {
     "icl_lib.theory.gd_construction.gd_plus_plus_preconditioner": {"gram"},
     "icl_lib.theory.implicit.singular_value_ratio": {"M"},
     "icl_lib.theory.implicit.linear_loss": {"Delta", "W"},
+    # a head's outputs (..., m): any leading shape (labels must then match it)
+    "icl_lib.models.pfn.BarDistribution.mean": {"logits"},
+    "icl_lib.models.pfn.PredictiveTransformer.mean": {"params"},
+    "icl_lib.models.pfn.PredictiveTransformer.gaussian": {"params"},
 }
 # Errors where NaN marks a context size a predictor was not asked (squared_errors'
 # min_context): NaN passes into that column's ratio, inf must still be refused.
@@ -1259,7 +1492,12 @@ NAN_MEANS_MISSING = {
     },  # fmt: skip
 }
 # Arguments that take any type: a glued value is a number, text, a figure or a table.
-ANY_TYPE = {"icl_lib.notebook.glue": {"value"}}
+ANY_TYPE = {
+    "icl_lib.notebook.glue": {"value"},
+    # a student's answer is judged, not validated: anything that is not a function of
+    # the right kind gets a failing verdict that says so ("expected a function")
+    "icl_lib.exercises.check": {"answer"},
+}
 # Arguments documented to broadcast over leading axes: a batch of one is meant too.
 BROADCAST = {"icl_lib.theory.implicit.linear_loss": {"Delta", "W"}}
 
@@ -1360,8 +1598,12 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
         )
         kinds["wrong type"] = st.just("abc")
     elif callable(valid) and not inspect.isclass(valid):
-        kinds["wrong type"] = st.sampled_from(["abc", 3])
-    elif valid is not None:
+        if param not in ANY_TYPE.get(base.name, ()):
+            kinds["wrong type"] = st.sampled_from(["abc", 3])
+    elif valid is None:  # an optional argument left out: no caller means a bare object
+        if param not in ANY_TYPE.get(base.name, ()):
+            kinds["wrong type"] = st.just(object())
+    else:
         kinds["wrong type"] = st.sampled_from(["abc", 3])
     return kinds
 

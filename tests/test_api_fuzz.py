@@ -39,7 +39,6 @@ FUZZED = sorted(
 FROZEN_BACKLOG = {
     "icl_lib.analysis.induction.phase_change",
     "icl_lib.training.checkpoints.load_weights",
-    "icl_lib.training.preset.Preset",
     "icl_lib.training.preset.evaluate",
 }
 

@@ -102,6 +102,11 @@ def ablated_heads(
         raise ValueError(
             f"reference: expected tokens (B, T) for mode={mode!r}, got None"
         )
+    if mode == "zero" and reference is not None:  # a mean mode was probably meant
+        raise ValueError(
+            "reference: expected None for mode='zero', which reads no reference "
+            f"tokens, got {type(reference).__name__}"
+        )
     means = None
     if mode != "zero":
         means = mean_head_outputs(

@@ -85,6 +85,18 @@ def compare(f: Callable, g: Callable, xs, ys, x_query) -> dict:
     }
 
 
+def _interval(name: str, value) -> tuple[float, float]:
+    """A search interval ``(lo, hi)``: two finite numbers, ``lo < hi``."""
+    check_sequence(name, value, "two numbers (lo, hi)")
+    value = tuple(value)
+    if len(value) != 2:
+        raise ValueError(f"{name}: expected two numbers (lo, hi), got {len(value)}")
+    lo, hi = (check_real(f"{name}[{i}]", v) for i, v in enumerate(value))
+    if not hi > lo:
+        raise ValueError(f"{name}: expected lo < hi, got ({lo}, {hi})")
+    return lo, hi
+
+
 def golden_section(
     f: Callable[[float], float],
     lo: float,
@@ -162,6 +174,7 @@ def tune_gd(
     """
     _check_labelled_prompt(xs, ys, x_query, y_query)
     check_positive_int("steps", steps)
+    bounds = _interval("bounds", bounds)
     if steps == 1:
         a = gd(xs, ys, x_query, 1.0).double()
         eta = float((a * y_query.double()).sum() / (a * a).sum())
@@ -252,6 +265,7 @@ def tune_gd_plus_plus(
     check_positive_int("steps", steps)
     gamma_init = check_real("gamma_init", gamma_init)
     check_positive_int("max_iter", max_iter)
+    lr_bounds = _interval("lr_bounds", lr_bounds)
     data = [t.detach().double() for t in (xs, ys, x_query, y_query)]
     eta0, _ = tune_gd(*data, steps=steps, bounds=lr_bounds)
     if steps == 2:
@@ -298,6 +312,11 @@ def bootstrap_gd_plus_plus(
     if start is None:
         eta0, gamma0, _ = tune_gd_plus_plus(xs, ys, x_query, y_query, steps=2)
     else:
+        start = tuple(check_sequence("start", start, "two numbers (eta, gamma)"))
+        if len(start) != 2:
+            raise ValueError(
+                f"start: expected two numbers (eta, gamma), got {len(start)}"
+            )
         eta0, gamma0 = (check_real(f"start[{i}]", v) for i, v in enumerate(start))
     u, y = gd_plus_plus_moments(xs, ys, x_query), y_query.detach().double()
     n, B = xs.shape[1], xs.shape[0]
@@ -331,6 +350,7 @@ def closest_ridge(
     """
     B, _, _ = check_prompt(xs, ys, x_query)
     pred = check_per_prompt("pred", pred, B).detach()
+    log10_bounds = _interval("log10_bounds", log10_bounds)
 
     def gap(log_lam):
         return float(

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import torch
 
-from .._checks import check_positive_int
+from .._checks import check_positive_int, check_sequence
 from ..tasks.hmm import DELIMITER, ConceptPromptBatch, HMMConceptMixture
 
 PREDICTORS = ("transformer", "Bayes", "concept known", "oracle")
@@ -121,6 +121,7 @@ def accuracy_gap(curves: dict, a: str = "transformer", b: str = "Bayes") -> floa
 def _check_ns(ns: Sequence[int] | None, n_max: int) -> list[int]:
     if ns is None:
         return list(range(n_max + 1))
+    check_sequence("ns", ns, "a sequence of example counts")
     ns = [check_positive_int("ns[i]", n, minimum=0) for n in ns]
     if not ns or max(ns) > n_max:
         raise ValueError(

@@ -16,7 +16,13 @@ from collections.abc import Sequence
 
 import torch
 
-from .._checks import check_float_tensor, check_positive_int, check_real
+from .._checks import (
+    check_bool,
+    check_float_tensor,
+    check_positive_int,
+    check_real,
+    check_sequence,
+)
 from ..prompts import PromptBatch
 
 
@@ -101,6 +107,7 @@ def error_curve(
     """
     ks = _check_batch(batch, ks)  # every k, not only those >= min_context
     check_positive_int("min_context", min_context, minimum=0)
+    normalise = check_bool("normalise", normalise)
     defined = [k for k in ks if k >= min_context]
     errors = torch.full((len(ks),), float("nan"), dtype=torch.float64)
     if defined:
@@ -122,6 +129,7 @@ def error_with_se(
     closed form.
     """
     (k,) = _check_batch(batch, [k], name="k")
+    normalise = check_bool("normalise", normalise)
     if batch.batch_size < 2:
         raise ValueError(
             "batch: expected at least 2 prompts for a standard error, got "
@@ -149,7 +157,8 @@ def excess_error_curve(
             "batch: expected prompts that keep their task vectors w (a "
             f"RegressionBatch), got {type(batch).__name__}"
         )
-    ks = list(ks)
+    ks = list(check_sequence("ks", ks, "a sequence of context sizes"))
+    normalise = check_bool("normalise", normalise)
     pred = predictions(predictor, batch, ks)
     target = torch.einsum("bkd,bd->bk", batch.xs[:, ks], batch.w)
     errors = ((pred - target) ** 2).double().mean(0).cpu()

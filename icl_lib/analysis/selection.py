@@ -52,6 +52,28 @@ def _check_predictors(predictors) -> dict:
     return dict(predictors)
 
 
+def _min_context(min_context, predictors) -> dict:
+    """``min_context``: None, or a mapping from names of ``predictors`` to the
+    smallest context each is defined for (an int >= 0)."""
+    if min_context is None:
+        return {}
+    if not isinstance(min_context, Mapping):
+        raise TypeError(
+            "min_context: expected a mapping predictor name -> smallest context, got "
+            f"{type(min_context).__name__}"
+        )
+    unknown = sorted(set(min_context) - set(predictors), key=str)
+    if unknown:
+        raise ValueError(
+            f"min_context: expected names of predictors {sorted(predictors)}, got "
+            f"{unknown}"
+        )
+    return {
+        name: check_positive_int(f"min_context[{name!r}]", k, minimum=0)
+        for name, k in min_context.items()
+    }
+
+
 def _split(predictors, batch, groups, min_context):
     predictors = _check_predictors(predictors)
     if not isinstance(batch, PromptBatch):
@@ -69,7 +91,7 @@ def _split(predictors, batch, groups, min_context):
             f"{sorted(groups.unique().tolist())}"
         )
     parts = [batch.select((groups == g).nonzero().squeeze(1)) for g in range(n_groups)]
-    return predictors, parts, dict(min_context or {})
+    return predictors, parts, _min_context(min_context, predictors)
 
 
 def squared_errors(
@@ -329,7 +351,7 @@ def noise_sweep(
         check_real(f"noise_levels[{i}]", s, minimum=0.0)
         for i, s in enumerate(noise_levels)
     ]
-    min_context = dict(min_context or {})
+    min_context = _min_context(min_context, predictors)
     ks = range(n_points)
     out = torch.empty(len(predictors), len(levels), n_points, dtype=torch.float64)
     for j, sigma in enumerate(levels):

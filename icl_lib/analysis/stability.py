@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from .._checks import check_positive_int
+from .._checks import check_bool, check_positive_int
 from ..runtime import make_generator
 from ..tasks import RegressionBatch
 from .curves import predictions
@@ -44,6 +44,7 @@ def replace_example(
             f"position: expected an index below n_points = {batch.n_points}, got "
             f"{position}"
         )
+    adversarial = check_bool("adversarial", adversarial)
     gen = make_generator(seed)
     B, _, d = batch.xs.shape
     x_new = torch.randn(B, d, generator=gen, dtype=batch.xs.dtype)

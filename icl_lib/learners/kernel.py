@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from .._checks import (
+    check_bool,
     check_finite,
     check_per_prompt,
     check_positive_int,
@@ -134,7 +135,7 @@ def attention_regression(
     if N == 0:
         raise ValueError("xs: expected at least one context example, got N = 0")
     q, k = x_query.unsqueeze(1), xs  # (B, 1, d), (B, N, d)
-    if key_bias:
+    if check_bool("key_bias", key_bias):
         q = torch.cat((q, q.new_full((B, 1, 1), -0.5)), dim=-1)
         k = torch.cat((k, (xs * xs).sum(-1, keepdim=True)), dim=-1)
     v = ys.unsqueeze(-1)  # (B, N, 1)

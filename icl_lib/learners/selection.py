@@ -35,6 +35,7 @@ from functools import partial
 import torch
 
 from .._checks import (
+    check_bool,
     check_finite,
     check_float_tensor,
     check_positive_int,
@@ -373,6 +374,7 @@ def post_icl_validation(
     """
     B, N, d = check_prompt(xs, ys, x_query)
     candidates = _check_candidates(candidates)
+    refit = check_bool("refit", refit)
     choice = validation_choice(xs, ys, candidates, n_val=n_val)  # (B,)
     n_fit = N - _n_val(N, n_val)
     cx, cy = (xs, ys) if refit else (xs[:, :n_fit], ys[:, :n_fit])

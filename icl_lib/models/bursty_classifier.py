@@ -4,8 +4,8 @@ the query token.
 
 What is Reddy's: his abstract calls his network "a minimal attention-only network":
 attention layers with no MLP block between them, whose output at the query is read by
-a classifier (``shared/PAPERS.md`` section 6 records two one-head layers and a
-three-layer MLP). The token encoding below (random label vectors ``N(0, I_D / D)``, a
+a classifier (in the paper's experiments, two one-head layers and a three-layer
+MLP). The token encoding below (random label vectors ``N(0, I_D / D)``, a
 one-hot position among ``2 * 32 + 1 = 65`` slots, a random shift of the sequence)
 follows a public implementation of the task written in Reddy's notation, which we
 could not check against his paper's text. What is the book's, chosen for this CPU run:
@@ -42,13 +42,21 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from .._checks import check_instance, check_positive_int, check_tensor
+from .._checks import (
+    check_cache,
+    check_finite,
+    check_instance,
+    check_positive_int,
+    check_prompt,
+    check_stream,
+    check_tensor,
+)
 
 
 @dataclass(frozen=True)
 class BurstyClassifierConfig:
     """Shape of a :class:`BurstyClassifier` (the book's values by default; ``N``,
-    ``L`` and ``D`` are those of ``shared/PAPERS.md`` section 6)."""
+    ``L`` and ``D`` are Reddy's)."""
 
     dim: int = 63  # item dimension D
     n_labels: int = 32  # labels L (the classifier's outputs)
@@ -78,7 +86,7 @@ class BurstyClassifierConfig:
 
     def build(self, seed: int = 0) -> BurstyClassifier:
         """A freshly initialised model (from the global seed, set to ``seed``)."""
-        torch.manual_seed(seed)
+        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
         return BurstyClassifier(self)
 
 
@@ -98,6 +106,8 @@ class Attention(nn.Module):
     def forward(
         self, h: torch.Tensor, cache: dict | None = None, prefix: str = ""
     ) -> torch.Tensor:
+        check_cache(cache, prefix)
+        check_stream("h", h, self.W_Q.in_features)
         T = h.shape[1]
         x = self.ln(h)
         q, k, v = self.W_Q(x), self.W_K(x), self.W_V(x)  # (B, T, C)
@@ -153,10 +163,11 @@ class BurstyClassifier(nn.Module):
                 f"xs: expected shape (B, k + 1, D) with k <= N = {c.n_context} and "
                 f"D = {c.dim}, got {tuple(xs.shape)}"
             )
+        check_finite("xs", xs)
         if tuple(labels.shape) != (xs.shape[0], xs.shape[1] - 1):
             raise ValueError(
                 f"labels: expected shape (B, k) = {(xs.shape[0], xs.shape[1] - 1)} "
-                f"for xs of shape {tuple(xs.shape)}, got {tuple(labels.shape)}"
+                f"to match xs of shape {tuple(xs.shape)}, got {tuple(labels.shape)}"
             )
         if labels.numel() and (labels.min() < 0 or labels.max() >= c.n_labels):
             raise ValueError(
@@ -187,6 +198,7 @@ class BurstyClassifier(nn.Module):
         """Label logits ``(B, L)`` of the query ``xs[:, -1]`` given the context items
         ``xs[:, :-1]`` and their labels ``labels (B, N)`` (int64). With ``cache`` (a
         dict) every layer records its pattern."""
+        check_cache(cache)
         h = self.tokens(xs, labels)
         for layer, block in enumerate(self.blocks):
             h = block(h, cache, f"blocks.{layer}.attn.")
@@ -202,8 +214,7 @@ class BurstyClassifier(nn.Module):
         """The book's predictor interface: the most likely label ``(B,)`` (as floats)
         of ``x_query (B, D)`` after the context ``xs (B, N, D)``, ``ys (B, N)`` (label
         indices as floats)."""
-        check_tensor("ys", ys, 2)
-        check_tensor("x_query", x_query, 2)
+        B, N, _ = check_prompt(xs, ys, x_query)  # shapes that agree, finite values
         if ys.numel() and not torch.equal(ys, ys.round()):
             raise ValueError(
                 "ys: expected label indices (whole numbers), got fractions"

@@ -24,7 +24,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_finite, check_positive_int, check_tensor
+from .._checks import (
+    check_bool,
+    check_finite,
+    check_positive_int,
+    check_stream,
+    check_tensor,
+)
 from ..prompts import context_and_query
 
 ACTIVATIONS = {"relu": torch.relu, "gelu": F.gelu, "tanh": torch.tanh}
@@ -87,9 +93,13 @@ class ContextualLayer(nn.Module):
         super().__init__()
         self.in_dim = check_positive_int("in_dim", in_dim)
         self.out_dim = in_dim if width is None else check_positive_int("width", width)
+        residual, pre_norm = (
+            check_bool("residual", residual),
+            check_bool("pre_norm", pre_norm),
+        )
         self.read_in = nn.Identity() if width is None else nn.Linear(in_dim, width)
         self.pre_norm = nn.LayerNorm(self.out_dim) if pre_norm else nn.Identity()
-        self.residual = bool(residual)
+        self.residual = residual
 
     def mix(self, u: torch.Tensor) -> torch.Tensor:
         """The output at the last position from the tokens ``u (B, T, width)``;
@@ -142,6 +152,7 @@ class SoftmaxAttention(_Heads):
     """
 
     def mix(self, u):
+        check_stream("u", u, self.out_dim)
         q, k, v = self._qkv(u)
         scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])  # (B, H, 1, T)
         return self._out(torch.softmax(scores, dim=-1) @ v)
@@ -155,6 +166,7 @@ class LinearAttention(_Heads):
     """
 
     def mix(self, u):
+        check_stream("u", u, self.out_dim)
         q, k, v = self._qkv(u)
         return self._out((q @ k.transpose(-1, -2)) @ v / u.shape[1])
 
@@ -184,6 +196,7 @@ class LocalAttention(SoftmaxAttention):
         self.window = check_positive_int("window", window)
 
     def mix(self, u):
+        check_stream("u", u, self.out_dim)
         return super().mix(u[:, -self.window :])
 
 
@@ -207,6 +220,7 @@ class DiagonalSSM(ContextualLayer):
         self.C = nn.Linear(state_dim, self.out_dim, bias=False)
 
     def mix(self, u):
+        check_stream("u", u, self.out_dim)
         a = torch.sigmoid(self.logit_decay).to(u.dtype)  # (state,)
         drive = self.B(u)  # (B, T, state)
         T = u.shape[1]
@@ -264,6 +278,7 @@ class MLP(nn.Module):
             raise ValueError(
                 f"z: expected shape (B, in_dim = {self.in_dim}), got {tuple(z.shape)}"
             )
+        check_finite("z", z)
         if W is None:
             pre = z @ self.W.T
         else:
@@ -310,6 +325,7 @@ class ContextualBlock(nn.Module):
         norm: bool = False,
     ):
         super().__init__()
+        skip, norm = check_bool("skip", skip), check_bool("norm", norm)
         if not isinstance(layer, ContextualLayer):
             raise TypeError(
                 f"layer: expected a ContextualLayer, got {type(layer).__name__}"
@@ -326,7 +342,7 @@ class ContextualBlock(nn.Module):
                 "mlp: a skip connection needs out_dim = layer.out_dim = "
                 f"{layer.out_dim}, got {mlp.out_dim}"
             )
-        self.layer, self.mlp, self.skip = layer, mlp, bool(skip)
+        self.layer, self.mlp, self.skip = layer, mlp, skip
         self.norm = nn.LayerNorm(layer.out_dim) if norm else nn.Identity()
 
     @property
@@ -370,6 +386,7 @@ def make_block(
     """
     if kind not in LAYERS:
         raise ValueError(f"kind: expected one of {sorted(LAYERS)}, got {kind!r}")
+    skip, pre_ln = check_bool("skip", skip), check_bool("pre_ln", pre_ln)
     if pre_ln:
         layer_kwargs.update(residual=True, pre_norm=True)
         skip = True
@@ -427,7 +444,7 @@ class RegressionBlockConfig:
 
     def build(self, seed: int = 0) -> RegressionBlock:
         """A freshly initialised block (from the global seed, set to ``seed``)."""
-        torch.manual_seed(seed)
+        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
         d = self.d
         layer = SoftmaxAttention(d + 1, self.width, n_head=self.n_head, residual=True)
         return RegressionBlock(layer, MLP(self.width, self.hidden, d + 1, "relu"))

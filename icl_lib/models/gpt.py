@@ -24,7 +24,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_instance, check_positive_int, check_prompt, check_sequences
+from .._checks import (
+    check_bool,
+    check_cache,
+    check_instance,
+    check_positive_int,
+    check_prompt,
+    check_sequences,
+    check_stream,
+)
 from ..prompts import interleave
 
 
@@ -87,7 +95,7 @@ class TransformerConfig:
     def build(self, seed: int = 0) -> ICLTransformer:
         """A freshly initialised model of this shape (from the global seed, set to
         ``seed``)."""
-        torch.manual_seed(seed)
+        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
         return ICLTransformer(self)
 
 
@@ -153,6 +161,8 @@ class CausalSelfAttention(nn.Module):
     def forward(
         self, h: torch.Tensor, cache: dict | None = None, prefix: str = ""
     ) -> torch.Tensor:
+        check_cache(cache, prefix)
+        check_stream("h", h, self.c_proj.in_features)
         B, T, C = h.shape
         q, k, v = self.c_attn(h).split(C, dim=2)
         q, k, v = (
@@ -185,6 +195,7 @@ class Block(nn.Module):
 
     def __init__(self, config: TransformerConfig, mlp: bool = True):
         _check_block_config(config)
+        mlp = check_bool("mlp", mlp)
         super().__init__()
         self.ln_1 = nn.LayerNorm(config.n_embd)
         self.attn = CausalSelfAttention(config)
@@ -202,6 +213,8 @@ class Block(nn.Module):
     def forward(
         self, h: torch.Tensor, cache: dict | None = None, prefix: str = ""
     ) -> torch.Tensor:
+        check_cache(cache, prefix)
+        check_stream("h", h, self.ln_1.normalized_shape[0])
         if cache is not None:
             cache[f"{prefix}hook_resid_pre"] = h
         h = h + self.attn(self.ln_1(h), cache, f"{prefix}attn.")
@@ -267,6 +280,7 @@ class ICLTransformer(nn.Module):
         cache (a 4096-prompt evaluation runs about twice as fast, with the same result;
         gradients, e.g. for label influence, flow through the chunks). Training
         (``model.train()``) always takes one pass, so training is unchanged."""
+        check_cache(cache)
         chunked = cache is None and not self.training
         # (prompts whose batch sizes disagree go through whole, to fail by name below)
         if chunked and EVAL_CHUNK < xs.shape[0] == ys.shape[0]:
@@ -285,6 +299,12 @@ class ICLTransformer(nn.Module):
 
     def position_embeddings(self, n: int) -> torch.Tensor:
         """What is added to the ``2n`` tokens of an ``n``-point prompt: ``(2n, C)``."""
+        check_positive_int("n", n)
+        if n > self.config.n_positions:
+            raise ValueError(
+                f"n: expected at most n_positions = {self.config.n_positions} points, "
+                f"got {n}"
+            )
         if self.config.positions == "types":
             return self.wpe.weight.repeat(n, 1)  # x, y, x, y, ...
         if self.config.positions == "learned":
@@ -324,6 +344,7 @@ class ICLTransformer(nn.Module):
     def load_backbone(self, parent: ICLTransformer) -> None:
         """Copy every weight of ``parent`` except its read-out (a warm start for a
         model with another head, chapter 4); the backbones must have one shape."""
+        check_instance("parent", parent, ICLTransformer, "an ICLTransformer")
         state = {
             name: value
             for name, value in parent.state_dict().items()

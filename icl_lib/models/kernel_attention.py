@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from .._checks import check_positive_int, check_prompt, check_real
+from .._checks import check_bool, check_positive_int, check_prompt, check_real
 from ..prompts import token_matrix
 from ..runtime import make_generator
 
@@ -140,6 +140,7 @@ class KernelAttentionICL(nn.Module):
     ) -> KernelAttentionICL:
         """The construction: ``B_l = C_l = I`` and ``r_l = step``, i.e. ``n_layers``
         steps of functional GD."""
+        step = check_real("step", step)
         model = cls(dim, n_layers, activation, init_step=step, init_noise=0.0)
         return model
 
@@ -154,6 +155,7 @@ class KernelAttentionICL(nn.Module):
         """Predictions ``(B,)`` for the query, or ``(B, L + 1)`` after each layer if
         ``every_layer``."""
         B, N, d = check_prompt(xs, ys, x_query)
+        every_layer = check_bool("every_layer", every_layer)
         if d != self.key_maps.shape[-1]:
             raise ValueError(
                 f"xs: expected d = {self.key_maps.shape[-1]} features, got {d}"

@@ -25,9 +25,11 @@ import torch
 from torch import nn
 
 from .._checks import (
+    check_bool,
     check_dtype,
     check_finite,
     check_positive_int,
+    check_prompt,
     check_real,
     check_tensor,
 )
@@ -65,6 +67,7 @@ def lsa_layer(
         )
     for name, value in (("Z", Z), ("kq", kq), ("pv", pv)):
         check_finite(name, value)
+    query_only = check_bool("query_only", query_only)
     C = Z[:, :-1]  # (B, N, D), the context tokens: keys and values
     gram = C.transpose(1, 2) @ C  # (B, D, D) = sum_i e_i e_i^T
     # e_i^T kq e_j summed against pv e_i: delta_j = pv gram kq e_j  (row form: e_j^T
@@ -154,7 +157,8 @@ class LinearSelfAttention(nn.Module):
         init_scale = check_real("init_scale", init_scale, minimum=0.0)
         check_dtype("dtype", dtype)
         check_positive_int("seed", seed, minimum=0)
-        self.looped, self.factored = bool(looped), bool(factored)
+        self.looped = check_bool("looped", looped)
+        self.factored = check_bool("factored", factored)
         D, n_blocks = dim + 1, 1 if looped else n_layers
         gen = torch.Generator().manual_seed(seed)
         std = (init_scale / (n_layers * D)) ** 0.5
@@ -196,6 +200,7 @@ class LinearSelfAttention(nn.Module):
         """Run every layer on tokens ``Z (B, N+1, D)``; with ``return_all`` also each
         layer's output."""
         check_tensor("Z", Z, 3)
+        return_all = check_bool("return_all", return_all)
         if Z.shape[2] != self.dim + 1:
             raise ValueError(
                 f"Z: expected tokens of size d + 1 = {self.dim + 1}, got shape "
@@ -211,7 +216,8 @@ class LinearSelfAttention(nn.Module):
         self, xs: torch.Tensor, ys: torch.Tensor, x_query: torch.Tensor
     ) -> torch.Tensor:
         """Predictions ``(B,)``: minus the query's label entry after the last layer."""
-        if xs.ndim == 3 and xs.shape[2] != self.dim:
+        check_prompt(xs, ys, x_query)
+        if xs.shape[2] != self.dim:
             raise ValueError(
                 f"xs: expected d = {self.dim} features, got shape {tuple(xs.shape)}"
             )
@@ -259,5 +265,6 @@ class LinearSelfAttention(nn.Module):
                     "D), "
                     f"got {tuple(value.shape)}"
                 )
+            check_finite(name, value)
             target[b] = value.to(target.dtype)
         return self

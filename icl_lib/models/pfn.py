@@ -74,6 +74,32 @@ def equal_mass_borders(samples: torch.Tensor, n_buckets: int) -> tuple[float, ..
     return rounded
 
 
+def _check_outputs(name: str, value, size: int) -> torch.Tensor:
+    """A head's outputs ``(..., size)``: a finite float tensor."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    check_tensor(name, value, max(value.ndim, 1))
+    if value.shape[-1] != size:
+        raise ValueError(
+            f"{name}: expected a last axis of {size} head outputs, got shape "
+            f"{tuple(value.shape)}"
+        )
+    return check_finite(name, value)
+
+
+def _check_labels(y, outputs_name: str, outputs: torch.Tensor) -> torch.Tensor:
+    """Labels ``(...)``, one per row of the head's outputs ``(..., size)``."""
+    if not isinstance(y, torch.Tensor):
+        raise TypeError(f"y: expected a torch.Tensor, got {type(y).__name__}")
+    check_tensor("y", y, y.ndim)
+    if y.shape != outputs.shape[:-1]:
+        raise ValueError(
+            f"y: expected shape {tuple(outputs.shape[:-1])} to match {outputs_name} "
+            f"of shape {tuple(outputs.shape)}, got {tuple(y.shape)}"
+        )
+    return check_finite("y", y)
+
+
 class BarDistribution(nn.Module):
     """Müller et al.'s Riemann distribution over ``len(borders) - 1`` buckets.
 
@@ -110,6 +136,7 @@ class BarDistribution(nn.Module):
 
     def log_density(self, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """``log p(y)`` for logits ``(..., n)`` and labels ``(...)``: ``(...)``."""
+        _check_labels(y, "logits", _check_outputs("logits", logits, self.n_buckets))
         borders, widths = self._widths(logits.dtype)
         log_p = torch.log_softmax(logits, dim=-1)
         bucket = (torch.searchsorted(borders, y.contiguous()) - 1).clamp(
@@ -128,6 +155,7 @@ class BarDistribution(nn.Module):
 
     def cdf(self, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """``P(Y <= y)`` for logits ``(..., n)`` and labels ``(...)``: ``(...)``."""
+        _check_labels(y, "logits", _check_outputs("logits", logits, self.n_buckets))
         borders, widths = self._widths(logits.dtype)
         p = torch.softmax(logits, dim=-1)
         y = y.unsqueeze(-1)
@@ -144,6 +172,7 @@ class BarDistribution(nn.Module):
 
     def mean(self, logits: torch.Tensor) -> torch.Tensor:
         """The mean ``(...)`` of the distribution of logits ``(..., n)``."""
+        _check_outputs("logits", logits, self.n_buckets)
         borders, widths = self._widths(logits.dtype)
         centres = (borders[:-1] + borders[1:]) / 2
         s_lo, s_hi = self._tail_scales(widths)
@@ -177,7 +206,7 @@ class PredictiveConfig(TransformerConfig):
             )
 
     def build(self, seed: int = 0) -> PredictiveTransformer:
-        torch.manual_seed(seed)
+        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
         return PredictiveTransformer(self)
 
 
@@ -207,22 +236,29 @@ class PredictiveTransformer(ICLTransformer):
         ``(B, n, n_buckets)``."""
         return self.read_out(self.hidden(xs, ys, cache=cache))
 
+    def _n_outputs(self) -> int:
+        """Head outputs per position: 2 (mean, raw variance) or one per bucket."""
+        return 2 if self.bars is None else self.bars.n_buckets
+
     def gaussian(self, params: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean and variance ``(...)`` of the Gaussian head's outputs ``(..., 2)``."""
         if self.bars is not None:
             raise ValueError(
                 "head: expected a model with the gaussian head, got the riemann head"
             )
+        _check_outputs("params", params, 2)
         return params[..., 0], F.softplus(params[..., 1]) + MIN_VARIANCE
 
     def mean(self, params: torch.Tensor) -> torch.Tensor:
         """The predictive mean for head outputs ``(..., m)``: ``(...)``."""
+        _check_outputs("params", params, self._n_outputs())
         if self.bars is not None:
             return self.bars.mean(params)
         return params[..., 0]
 
     def log_density(self, params: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """``log p(y)`` under head outputs ``(..., m)`` for labels ``(...)``."""
+        _check_labels(y, "params", _check_outputs("params", params, self._n_outputs()))
         if self.bars is not None:
             return self.bars.log_density(params, y)
         mu, var = self.gaussian(params)
@@ -230,6 +266,7 @@ class PredictiveTransformer(ICLTransformer):
 
     def cdf(self, params: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """``P(Y <= y)`` under head outputs ``(..., m)`` for labels ``(...)``."""
+        _check_labels(y, "params", _check_outputs("params", params, self._n_outputs()))
         if self.bars is not None:
             return self.bars.cdf(params, y)
         mu, var = self.gaussian(params)
@@ -251,6 +288,7 @@ class PredictiveTransformer(ICLTransformer):
         """Copy a trained chapter-1 model's backbone. The Gaussian head's mean starts
         as the parent's read-out, so the warm-started model predicts what the parent
         did; the Riemann head starts fresh."""
+        check_instance("parent", parent, ICLTransformer, "an ICLTransformer")
         self.load_backbone(parent)
         if self.bars is None:
             with torch.no_grad():

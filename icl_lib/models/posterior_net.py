@@ -23,7 +23,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._checks import check_instance, check_sequences, check_tensor
+from .._checks import (
+    check_finite,
+    check_instance,
+    check_positive_int,
+    check_sequences,
+    check_tensor,
+)
 from .gpt import ICLTransformer, TransformerConfig
 
 MIN_SCALE = 1e-4  # the smallest diagonal entry of L
@@ -35,7 +41,7 @@ class PosteriorConfig(TransformerConfig):
     ``w`` (of dimension ``n_dims``)."""
 
     def build(self, seed: int = 0) -> PosteriorTransformer:
-        torch.manual_seed(seed)
+        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
         return PosteriorTransformer(self)
 
 
@@ -81,7 +87,7 @@ class PosteriorTransformer(ICLTransformer):
                 f"w: expected shape (B, n_dims) = {(B, self.config.n_dims)}, got "
                 f"{tuple(w.shape)}"
             )
-        return w
+        return check_finite("w", w)
 
     def posterior_log_prob(
         self, xs: torch.Tensor, ys: torch.Tensor, w: torch.Tensor
@@ -115,6 +121,7 @@ class PosteriorTransformer(ICLTransformer):
     def warm_start(self, parent: ICLTransformer) -> None:
         """Start from another posterior model (every weight) or from a chapter-1
         model (its backbone; the posterior head starts fresh)."""
+        check_instance("parent", parent, ICLTransformer, "an ICLTransformer")
         if isinstance(parent, PosteriorTransformer):
             self.load_state_dict(parent.state_dict())
         else:

@@ -35,10 +35,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from .._checks import (
+    check_cache,
     check_finite,
     check_instance,
     check_positive_int,
     check_prompt,
+    check_stream,
     check_tensor,
 )
 from ..tasks.tokens import check_tokens
@@ -93,6 +95,7 @@ class DiagonalRecurrence(nn.Module):
         return torch.einsum("tsn,bsn->btn", kernel, self.B(u))
 
     def forward(self, u: torch.Tensor, cache=None, prefix: str = "") -> torch.Tensor:
+        check_cache(cache, prefix)
         h = self.states(u)  # (B, T, S)
         if cache is not None:
             cache[f"{prefix}hook_state"] = h
@@ -163,6 +166,7 @@ class SelectiveSSM(nn.Module):
         return x, z, delta, Bt, Ct
 
     def forward(self, u: torch.Tensor, cache=None, prefix: str = "") -> torch.Tensor:
+        check_cache(cache, prefix)
         x, z, delta, Bt, Ct = self.gates(u)
         A = -torch.exp(self.A_log).to(u.dtype)  # (E, N)
         decay = torch.exp(delta[..., None] * A)  # (B, T, E, N)
@@ -237,7 +241,7 @@ class SequenceModelConfig:
         """A freshly initialised model (from the global seed, set to ``seed``): a
         :class:`SequenceTokenModel` if ``vocab_size`` else a
         :class:`SequenceRegressor`."""
-        torch.manual_seed(seed)
+        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
         return SequenceTokenModel(self) if self.vocab_size else SequenceRegressor(self)
 
 
@@ -322,6 +326,7 @@ class SequenceRegressor(_Backbone):
         self.read_out = nn.Linear(config.n_embd, 1)
 
     def forward(self, xs, ys, *, cache: dict | None = None) -> torch.Tensor:
+        check_cache(cache)
         tokens = prompt_tokens(xs, ys, self.config.n_dims, self.config.n_positions)
         h = self.read_in(tokens)  # (B, 2n, C)
         return self.read_out(self._run(h, cache)[:, ::2]).squeeze(-1)  # (B, n)
@@ -356,6 +361,7 @@ class SequenceTokenModel(_Backbone):
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
 
     def forward(self, tokens, *, cache: dict | None = None) -> torch.Tensor:
+        check_cache(cache)
         check_tokens(tokens, self.config.vocab_size)
         if tokens.shape[1] > self.config.n_ctx:
             raise ValueError(
@@ -396,6 +402,7 @@ class RecurrentContextual(ContextualLayer):
         )
 
     def mix(self, u: torch.Tensor) -> torch.Tensor:
+        check_stream("u", u, self.out_dim)
         return self.mixer(u)[:, -1]
 
 

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from .._checks import check_instance, check_positive_int, check_tensor
+from .._checks import check_cache, check_instance, check_positive_int, check_tensor
 from ..tasks.tokens import check_tokens
 from .gpt import Block
 
@@ -53,7 +53,7 @@ class TokenTransformerConfig:
     def build(self, seed: int = 0) -> TokenTransformer:
         """A freshly initialised model of this shape (from the global seed, set to
         ``seed``)."""
-        torch.manual_seed(seed)
+        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
         return TokenTransformer(self)
 
 
@@ -86,6 +86,7 @@ class TokenTransformer(nn.Module):
 
         With ``cache`` (a dict), every block records its activations in it.
         """
+        check_cache(cache)
         check_tokens(tokens, self.config.vocab_size)
         T = tokens.shape[1]
         if T > self.config.n_ctx:

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._checks import check_bool
+
 
 def numbers(
     name: str, values, *, ndim: int = 1, nan: bool = False, minimum=None, strict=False
@@ -98,3 +100,66 @@ def colormap(name: str, value) -> str:
     if value not in matplotlib.colormaps:
         raise ValueError(f"{name}: expected a matplotlib colormap name, got {value!r}")
     return value
+
+
+def flag(name: str, value) -> bool:
+    """A switch: True or False (a string such as "no" would read as True)."""
+    return check_bool(name, value)
+
+
+def optional_mapping(name: str, value) -> Mapping:
+    """A mapping, or ``{}`` for None (an option left out)."""
+    return {} if value is None else mapping(name, value)
+
+
+def optional_real(name: str, value) -> float | None:
+    """A finite number, or None (an option left out)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.number)
+    ):
+        raise TypeError(
+            f"{name}: expected a number or None, got {type(value).__name__}"
+        )
+    return float(numbers(name, [value])[0])
+
+
+def pair(name: str, value, meaning: str) -> tuple[float, float]:
+    """Two finite numbers; ``meaning`` names them in the error, e.g. "(c, slope)"."""
+    array = numbers(name, value)
+    if array.shape != (2,):
+        raise ValueError(
+            f"{name}: expected two numbers {meaning}, got {array.shape[0]}"
+        )
+    return float(array[0]), float(array[1])
+
+
+def limits(name: str, value) -> tuple[float, float] | None:
+    """Axis limits ``(low, high)``, or None (automatic)."""
+    return None if value is None else pair(name, value, "(low, high)")
+
+
+def axes(name: str, value):
+    """A matplotlib Axes to draw into, or None (a new figure)."""
+    from matplotlib.axes import Axes
+
+    if value is not None and not isinstance(value, Axes):
+        raise TypeError(
+            f"{name}: expected a matplotlib Axes or None, got {type(value).__name__}"
+        )
+    return value
+
+
+def optional_like(
+    name: str, value, ref_name: str, ref: np.ndarray
+) -> np.ndarray | None:
+    """Numbers of the shape of ``ref`` (named ``ref_name``), or None (left out)."""
+    if value is None:
+        return None
+    array = numbers(name, value)
+    if array.shape != ref.shape:
+        raise ValueError(
+            f"{name}: expected the shape of {ref_name} {ref.shape}, got {array.shape}"
+        )
+    return array

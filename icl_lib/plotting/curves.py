@@ -26,6 +26,7 @@ def _pool_sizes(pool_sizes) -> np.ndarray:
 
 
 def _axis(ax, figsize):
+    _in.axes("ax", ax)
     if ax is None:
         fig, ax = plt.subplots(figsize=figsize)
         return fig, ax
@@ -68,6 +69,15 @@ def error_curves(
     """
     ks = _in.numbers("ks", ks, minimum=0)
     _in.curves("curves", curves)
+    logy, ylim = _in.flag("logy", logy), _in.limits("ylim", ylim)
+    vlines, hlines = (
+        _in.optional_mapping("vlines", vlines),
+        _in.optional_mapping("hlines", hlines),
+    )
+    bands, styles = (
+        _in.optional_mapping("bands", bands),
+        _in.optional_mapping("styles", styles),
+    )
     fig, ax = _axis(ax, (6.4, 4.0))
     for i, (name, values) in enumerate(curves.items()):
         values = np.asarray(values, dtype=float)
@@ -80,14 +90,14 @@ def error_curves(
         ax.plot(
             ks,
             values,
-            (styles or {}).get(name, "-"),
+            styles.get(name, "-"),
             color=color_for(name, i),
             marker=marker,
             ms=4,
             lw=2.2 if marker else 1.6,
             label=name,
         )
-        if name in (bands or {}):
+        if name in bands:
             half = np.asarray(bands[name], dtype=float)
             if half.shape != ks.shape:
                 raise ValueError(
@@ -97,12 +107,12 @@ def error_curves(
             ax.fill_between(
                 ks, values - half, values + half, color=color_for(name, i), alpha=0.18
             )
-    unknown = set(bands or {}) - set(curves)
+    unknown = set(bands) - set(curves)
     if unknown:
         raise ValueError(
             f"bands: expected names of curves {sorted(curves)}, got {sorted(unknown)}"
         )
-    for label, y in (hlines or {}).items():
+    for label, y in hlines.items():
         ax.axhline(y, color=NEUTRAL, ls=":", lw=1)
         ax.annotate(
             label,
@@ -113,7 +123,7 @@ def error_curves(
             fontsize=9,
             color="#444444",
         )
-    for label, x in (vlines or {}).items():
+    for label, x in vlines.items():
         ax.axvline(x, color=NEUTRAL, ls=":", lw=1)
         ax.annotate(
             label,
@@ -151,8 +161,8 @@ def training_curves(
     the learner's colour; ``styles``: label -> matplotlib line style."""
     for label, curve in _in.mapping("curves", curves).items():
         _in.mapping(f"curves[{label!r}]", curve)
+    logy, styles = _in.flag("logy", logy), _in.optional_mapping("styles", styles)
     fig, ax = _axis(ax, (6.4, 3.6))
-    styles = styles or {}
     for i, (label, curve) in enumerate(curves.items()):
         ax.plot(
             curve["step"],
@@ -221,6 +231,8 @@ def loglog_curves(
     ``c n^slope`` dotted, labelled with ``variable`` for ``n``."""
     ns = _in.numbers("ns", ns, minimum=0, strict=True)  # a log axis
     _in.curves("curves", curves, len(ns))
+    if reference is not None:
+        reference = _in.pair("reference", reference, "(c, slope)")
     fig, ax = _axis(ax, (6.0, 3.8))
     for i, (name, values) in enumerate(curves.items()):
         ax.plot(
@@ -265,6 +277,10 @@ def budget_curves(
     """
     prompts = _in.numbers("prompts", prompts, minimum=0, strict=True)  # a log axis
     _in.curves("curves", curves)
+    marks, hlines = (
+        _in.optional_mapping("marks", marks),
+        _in.optional_mapping("hlines", hlines),
+    )
     fig, ax = _axis(ax, (6.4, 3.8))
     for i, (name, values) in enumerate(curves.items()):
         values = np.asarray(values, dtype=float)
@@ -274,7 +290,7 @@ def budget_curves(
                 f"got shape {values.shape}"
             )
         ax.plot(prompts, values, color=PALETTE[i % len(PALETTE)], label=name)
-    for i, (name, x) in enumerate((marks or {}).items()):
+    for i, (name, x) in enumerate(marks.items()):
         ax.axvline(x, ls=":", color=NEUTRAL, lw=1.2)
         ax.annotate(
             name,
@@ -287,7 +303,7 @@ def budget_curves(
             fontsize=8,
             color="#444444",
         )
-    for i, (name, level) in enumerate((hlines or {}).items()):
+    for i, (name, level) in enumerate(hlines.items()):
         ax.axhline(
             level,
             ls="--",
@@ -320,8 +336,8 @@ def accuracy_curves(
     marked; a learner in its colour); ``styles``: name -> matplotlib line style."""
     ks = _in.numbers("ks", ks, minimum=0)
     _in.curves("curves", curves, len(ks))
+    styles = _in.optional_mapping("styles", styles)
     fig, ax = _axis(ax, (6.4, 3.8))
-    styles = styles or {}
     for i, (name, values) in enumerate(curves.items()):
         model = _is_model(name)
         ax.plot(
@@ -352,6 +368,7 @@ def grouped_bars(
     value."""
     groups = _in.labels("groups", groups)
     _in.curves("series", series)
+    ylim = _in.limits("ylim", ylim)
     fig, ax = _axis(ax, (6.0, 3.6))
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(groups))
@@ -384,15 +401,16 @@ def smoother_fit(xs, ys, grid, fit, *, truth=None, title: str = "", ax=None):
     """
     xs, ys = _in.numbers("xs", xs), _in.numbers("ys", ys)
     grid, fit = _in.numbers("grid", grid), _in.numbers("fit", fit)
-    fig, ax = _axis(ax, (6.0, 3.6))
     if grid.shape != fit.shape:
         raise ValueError(
             f"fit: expected the shape of grid {grid.shape}, got {fit.shape}"
         )
+    truth = _in.optional_like("truth", truth, "grid", grid)
+    fig, ax = _axis(ax, (6.0, 3.6))
     if truth is not None:
         ax.plot(
             grid,
-            np.asarray(truth, dtype=float),
+            truth,
             color="#999999",
             lw=1.2,
             ls="--",
@@ -426,6 +444,7 @@ def pool_size_curves(
     marked ``inf``. The transformer (a name starting with "transformer") in black."""
     sizes = _pool_sizes(pool_sizes)
     _in.curves("curves", curves, len(sizes))
+    logy = _in.flag("logy", logy)
     fig, ax = _axis(ax, (6.4, 3.8))
     finite = np.isfinite(sizes)
     if not finite.any():

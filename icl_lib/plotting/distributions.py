@@ -69,6 +69,7 @@ def predictive_band(
     ``truth`` is the noiseless ``<w, t u>``."""
     ts = _in.numbers("ts", ts)
     _in.curves("band", band, len(ts))
+    truth = _in.optional_like("truth", truth, "ts", ts)
     fig, ax = _axis(ax, (6.0, 3.8))
     for name, label, fill in (
         ("exact", "Bayes (exact)", 0.25),
@@ -88,7 +89,7 @@ def predictive_band(
     if truth is not None:
         ax.plot(
             ts,
-            np.asarray(truth, dtype=float),
+            truth,
             color=NEUTRAL,
             ls=":",
             lw=1,

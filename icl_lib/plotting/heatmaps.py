@@ -37,7 +37,8 @@ def annotated_heatmap(
             f"values: expected shape {(len(row_labels), len(col_labels))}, got "
             f"{values.shape}"
         )
-    if ax is None:
+    vmin, vmax = _in.optional_real("vmin", vmin), _in.optional_real("vmax", vmax)
+    if _in.axes("ax", ax) is None:
         # At most 7 in wide: a wider figure is shrunk on the page, text and all.
         width = min(7.0, 2.5 + 1.3 * len(col_labels))
         fig, ax = plt.subplots(figsize=(width, 1.2 + 0.6 * len(row_labels)))
@@ -83,7 +84,7 @@ def heatmap_panels(
     if not matrices:
         raise ValueError("matrices: expected at least one matrix, got none")
     n = len(matrices)
-    if stacked:
+    if _in.flag("stacked", stacked):
         size = (7.0, n * (1.2 + 0.45 * len(row_labels)))
         fig, axes = plt.subplots(
             n, 1, figsize=size, squeeze=False, layout="constrained"
@@ -106,6 +107,7 @@ def matrix_panels(
     """
     _in.mapping("matrices", matrices)
     _in.colormap("cmap", cmap)
+    shared_scale = _in.flag("shared_scale", shared_scale)
     if not matrices:
         raise ValueError("matrices: expected at least one matrix, got none")
     arrays = {
@@ -179,6 +181,8 @@ def attention_heatmaps(
             f"patterns: expected square (T, T) matrices of one shape, got {shapes}"
         )
     T = next(iter(shapes))[0]
+    if tick_labels is not None:
+        tick_labels = _in.labels("tick_labels", tick_labels)
     if tick_labels is not None and len(tick_labels) != T:
         raise ValueError(f"tick_labels: expected {T} labels, got {len(tick_labels)}")
     fig, axes = plt.subplots(

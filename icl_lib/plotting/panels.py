@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .._checks import check_sequence
+from .._checks import check_positive_int, check_sequence
 from . import _inputs as _in
 from .style import NEUTRAL, TRANSFORMER, color_for
 
@@ -47,8 +47,19 @@ def small_multiples(
             f"plot: expected a plotting function or {len(panels)} of them (one per "
             f"panel), got {plot!r}"
         )
-    ncols = len(panels) if ncols is None else ncols
+    ncols = len(panels) if ncols is None else check_positive_int("ncols", ncols)
     nrows = -(-len(panels) // ncols)
+    sharey, legend = _in.flag("sharey", sharey), _in.flag("legend", legend)
+    panel_size = _in.pair("panel_size", panel_size, "(width, height)")
+    if min(panel_size) <= 0:
+        raise ValueError(f"panel_size: expected positive inches, got {panel_size}")
+    if width_ratios is not None:
+        width_ratios = _in.numbers("width_ratios", width_ratios, minimum=0, strict=True)
+        if len(width_ratios) != ncols:
+            raise ValueError(
+                f"width_ratios: expected {ncols} ratios (one per column), got "
+                f"{len(width_ratios)}"
+            )
     width = min(10.0, panel_size[0] * ncols)
     fig, axes = plt.subplots(
         nrows,
@@ -96,6 +107,7 @@ def implicit_update_panels(
         truth: the true label, drawn as a dashed line (optional).
     """
     M = _in.numbers("delta_W", delta_W, ndim=2)
+    truth = _in.optional_real("truth", truth)
     for label, value in _in.mapping("outputs", outputs).items():
         _in.numbers(f"outputs[{label!r}]", [value])
     if M.ndim != 2:

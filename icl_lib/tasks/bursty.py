@@ -17,7 +17,7 @@ pairs and a query item ``x_1 l_1 ... x_N l_N x_q``; the target is the query's la
   fresh labels drawn for that sequence alone, which no weight can memorise (Reddy's
   ``p_C``; with ``p_novel = 1`` only in-context learning helps).
 
-The book's CPU setting (``shared/PAPERS.md`` section 6): ``N = 8``, ``L = 32``,
+The book's CPU setting, with Reddy's sizes: ``N = 8``, ``L = 32``,
 ``D = 63``, ``eps = 0.1``, ``B = 1``, ``p_novel = 1``: chance is ``1 / 32``
 (3.47 nats), picking a label of the context ``1 / 8`` (2.08 nats). Chapter 6.
 """

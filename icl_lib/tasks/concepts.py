@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import check_dtype, check_positive_int, check_real
+from .._checks import check_dtype, check_ids, check_positive_int, check_real
 from ..runtime import make_generator
 
 
@@ -103,9 +103,35 @@ class ConceptMixture:
     def n_classes(self) -> int:
         return self.emissions.shape[2]
 
+    def _check_prompts(self, inputs, labels=None, query=None) -> None:
+        """Input symbols ``(B, n)``, their labels ``(B, n)`` and the query symbols
+        ``(B,)``, each an index into its finite set."""
+        check_ids("inputs", inputs, 2, self.n_inputs)
+        if labels is not None:
+            check_ids("labels", labels, 2, self.n_classes)
+            if labels.shape != inputs.shape:
+                raise ValueError(
+                    f"labels: expected shape {tuple(inputs.shape)} to match inputs, "
+                    f"got {tuple(labels.shape)}"
+                )
+        if query is not None:
+            check_ids("query", query, 1, self.n_inputs)
+            if query.shape[0] != inputs.shape[0]:
+                raise ValueError(
+                    f"query: expected {inputs.shape[0]} symbols to match inputs "
+                    f"(one per prompt), got {query.shape[0]}"
+                )
+
     def label_probs(self, concepts: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """``P(y | x, theta)`` for concepts ``(B,)`` and input symbols ``(B, N)``:
         ``(B, N, C)``."""
+        check_ids("concepts", concepts, 1, self.n_concepts)
+        self._check_prompts(inputs)
+        if inputs.shape[0] != concepts.shape[0]:
+            raise ValueError(
+                f"inputs: expected {concepts.shape[0]} prompts to match concepts, got "
+                f"{inputs.shape[0]}"
+            )
         return torch.einsum(
             "bns,bsc->bnc", self.beliefs[inputs], self.emissions[concepts]
         )
@@ -135,6 +161,7 @@ class ConceptMixture:
         ``prod_i p_theta(x_i) P(y_i | x_i, theta)`` (computed in log space), then
         averages ``P(y_q | x_q, theta)``.
         """
+        self._check_prompts(inputs, labels, query)
         B, n = inputs.shape
         all_concepts = torch.arange(self.n_concepts)
         # log P(y_i | x_i, theta) for every concept: (B, M, n)
@@ -156,6 +183,12 @@ class ConceptMixture:
     def kernel(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """``K(x, x') = phi(x)^T Sigma^{-1} phi(x')`` for symbols ``a (B, N)``,
         ``b (B, M)``: ``(B, N, M)``."""
+        check_ids("a", a, 2, self.n_inputs)
+        check_ids("b", b, 2, self.n_inputs)
+        if b.shape[0] != a.shape[0]:
+            raise ValueError(
+                f"b: expected {a.shape[0]} rows to match a, got {b.shape[0]}"
+            )
         return self._features[a] @ self.beliefs[b].transpose(1, 2)
 
     def kernel_regression(
@@ -163,6 +196,7 @@ class ConceptMixture:
     ) -> torch.Tensor:
         """Han et al.'s estimate ``(1/n) sum_i e(y_i) K(x_q, x_i)`` of
         ``P(y_q | prompt)``: ``(B, C)``."""
+        self._check_prompts(inputs, labels, query)
         B, n = inputs.shape
         if n == 0:
             raise ValueError("inputs: expected at least one demonstration, got n = 0")

@@ -11,8 +11,8 @@ Two samplers, both returning a :class:`RepeatedTokensBatch`:
   tokens in which, from a random ``start``, a segment of random ``period`` ``P`` repeats
   to the end (``x_t = x_{t-P}`` for ``t >= start + P``). The period varies from one
   sequence to the next: with one fixed period, a one-layer model with learned positions
-  predicts ``x_t`` from position ``t - P`` alone, no induction needed (the pitfall
-  measured for the book, ``shared/PAPERS.md`` section 6).
+  predicts ``x_t`` from position ``t - P`` alone, no induction needed (a pitfall
+  measured while the book's task was designed).
 * :func:`repeated_random_tokens`, Olsson et al.'s prefix-matching probe: ``n_tokens``
   distinct random tokens repeated ``repeats`` times (they use 25 tokens, 4 times, after
   a BOS token; the book's models read 64 tokens, so 16 tokens 4 times, no BOS).

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_positive_int, check_tensor
+from .._checks import check_dtype, check_positive_int, check_tensor
 from ..prompts import PromptBatch
 from ..runtime import make_generator
 from .tokens import TokenBatch
@@ -107,6 +107,7 @@ def sparse_parity(
     check_positive_int("k", k)
     if k > d:
         raise ValueError(f"k: expected at most dim = {d}, got {k}")
+    check_dtype("dtype", dtype)
     gen = make_generator(seed)
     xs = torch.randint(0, 2, (B, n, d), generator=gen).to(dtype) * 2 - 1
     subset = torch.rand(B, d, generator=gen).argsort(dim=1)[:, :k]  # (B, k)

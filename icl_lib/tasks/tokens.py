@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_positive_int, check_tensor, check_tensor_fields
+from .._checks import (
+    check_device,
+    check_dtype,
+    check_positive_int,
+    check_tensor,
+    check_tensor_fields,
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,9 @@ class TokenBatch:
     def to(self, device=None, dtype=None) -> TokenBatch:
         """The same batch on another device; integer tensors keep their dtype, float
         ones (none here) take ``dtype``."""
+        check_device("device", device)
+        if dtype is not None:
+            check_dtype("dtype", dtype)
         moved = {
             f.name: value.to(
                 device=device, dtype=dtype if value.is_floating_point() else None

@@ -74,7 +74,10 @@ def _check_examples(block, xs, ys, x_test) -> tuple[int, int, int]:
 
 def _check_sizes(sizes, N: int) -> list[int]:
     """The numbers of examples to fine-tune on (default ``0..N``), checked."""
-    sizes = list(range(N + 1)) if sizes is None else list(sizes)
+    if sizes is None:
+        sizes = list(range(N + 1))
+    else:
+        sizes = list(check_sequence("sizes", sizes, "a list of example counts"))
     if not sizes or any(
         isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= N for i in sizes
     ):

@@ -230,10 +230,12 @@ def ahn_covariance(
 ) -> torch.Tensor:
     """``Sigma = U^T diag(eigenvalues) U`` with a random orthogonal ``U`` (Ahn et al.
     2023's experiment)."""
+    check_sequence("eigenvalues", eigenvalues, "a sequence of positive numbers")
+    check_dtype("dtype", dtype)
     values = torch.tensor(
         [
-            check_real("eigenvalues[i]", float(v), minimum=0.0, strict=True)
-            for v in eigenvalues
+            check_real(f"eigenvalues[{i}]", v, minimum=0.0, strict=True)
+            for i, v in enumerate(eigenvalues)
         ],
         dtype=dtype,
     )

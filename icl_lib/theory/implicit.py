@@ -25,7 +25,14 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_finite, check_float_tensor, check_positive_int, check_tensor
+from .._checks import (
+    check_bool,
+    check_finite,
+    check_float_tensor,
+    check_positive_int,
+    check_sequence,
+    check_tensor,
+)
 from ..models.contextual import ContextualBlock, check_block, check_context
 from ..prompts import PromptBatch, context_and_query
 
@@ -175,6 +182,14 @@ def apply_update(
     return block(update.kept_context, x, W=block.W + update.delta_W, b_out=b_out)
 
 
+def _check_choices(choices) -> list:
+    """``choices``: a non-empty sequence of token sets ``Y`` (None: the last token)."""
+    choices = list(check_sequence("choices", choices, "a sequence of token sets Y"))
+    if not choices:
+        raise ValueError("choices: expected at least one token set Y, got none")
+    return choices
+
+
 def theorem_gap(
     block: ContextualBlock, context: torch.Tensor, x: torch.Tensor, choices=(None,)
 ) -> float:
@@ -183,6 +198,7 @@ def theorem_gap(
     Dherin et al.'s theorem, for any contextual block (chapters 7 and 9)."""
     check_block(block)
     check_context(context, x, block.layer.in_dim)
+    choices = _check_choices(choices)
     full = block(context, x)
     gaps = [
         (apply_update(block, implicit_update(block, context, x, Y), x) - full)
@@ -205,6 +221,7 @@ def theorem_check(
     ``sigma_2 / sigma_1`` of ``dW(Y)`` (0 for rank 1, up to rounding)."""
     check_block(block)
     check_context(context, x, block.layer.in_dim)
+    choices = _check_choices(choices)
     with torch.no_grad():
         full = block(context, x)
         errors, controls, ratios = [], [], []
@@ -223,7 +240,7 @@ def prefix_contextual(
     ``(B, n + 1, m)``."""
     check_block(block)
     check_context(context, x, block.layer.in_dim)
-    f = block.stream if stream else block.contextual
+    f = block.stream if check_bool("stream", stream) else block.contextual
     return torch.stack(
         [f(context[:, :i], x) for i in range(context.shape[1] + 1)], dim=1
     )

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_positive_int
+from .._checks import check_module, check_positive_int
 from ..analysis.bursty import bursty_attention_scores, query_accuracy, query_loss
 from ..tasks.bursty import BurstyBatch, bursty_sequences
 from .samplers import StationarySampler
@@ -71,14 +71,14 @@ class BurstySequences(StationarySampler):
 
     def in_context_test(self, size: int | None = None, seed=None) -> BurstyBatch:
         """Novel classes, all bursty: only the context can give the label."""
-        size = self.monitor_size if size is None else size
+        size = self.monitor_size if size is None else check_positive_int("size", size)
         seed = self.monitor_seed if seed is None else seed
         return self._sequences(size, seed, p_bursty=1.0, p_novel=1.0)
 
     def in_weights_test(self, size: int | None = None, seed=None) -> BurstyBatch:
         """The world's classes, i.i.d. (never bursty): only the weights can give the
         label (up to the chance that the context holds the query's class)."""
-        size = self.monitor_size if size is None else size
+        size = self.monitor_size if size is None else check_positive_int("size", size)
         seed = self.monitor_seed + 1 if seed is None else seed
         return self._sequences(size, seed, p_bursty=0.0, p_novel=0.0)
 
@@ -87,6 +87,7 @@ class BurstySequences(StationarySampler):
         ``icl_loss`` on :meth:`in_context_test`, ``iwl_accuracy`` and ``iwl_loss`` on
         :meth:`in_weights_test`, ``previous_item`` and ``induction`` attention on the
         in-context test."""
+        check_module("model", model)
         if "_fixed" not in self.__dict__:
             fixed = (self.in_context_test(), self.in_weights_test())
             object.__setattr__(self, "_fixed", fixed)

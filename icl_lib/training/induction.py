@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_positive_int
+from .._checks import check_module, check_positive_int
 from ..analysis.induction import head_scores, repeat_losses, token_losses
 from ..tasks.induction import (
     RepeatedTokensBatch,
@@ -85,6 +85,7 @@ class RepeatedSegmentDocuments(StationarySampler):
         ``repeated_loss`` and ``first_loss`` (nats, on :meth:`monitor_documents`;
         :func:`icl_lib.analysis.induction.repeat_losses`) and ``prefix_matching`` /
         ``previous_token`` (``[layer][head]`` lists on :meth:`probe`)."""
+        check_module("model", model)
         if "_fixed" not in self.__dict__:
             object.__setattr__(self, "_fixed", (self.monitor_documents(), self.probe()))
         documents, probe = self.__dict__["_fixed"]

@@ -17,7 +17,13 @@ from dataclasses import asdict, dataclass
 import torch
 from tqdm.auto import tqdm
 
-from .._checks import check_module, check_positive_int, check_real
+from .._checks import (
+    check_bool,
+    check_module,
+    check_optional_instance,
+    check_positive_int,
+    check_real,
+)
 from ..prompts import PromptBatch
 from ..runtime import make_generator
 
@@ -46,6 +52,8 @@ class Curriculum:
             )
 
     def value(self, step: int) -> int:
+        """The value at training step ``step`` (0-based)."""
+        check_positive_int("step", step, minimum=0)
         return min(self.end, self.start + self.increment * (step // self.interval))
 
     def to_dict(self) -> dict:
@@ -53,6 +61,8 @@ class Curriculum:
 
     @classmethod
     def constant(cls, value: int) -> Curriculum:
+        """A curriculum that stays at ``value``."""
+        check_positive_int("value", value)
         return cls(value, value)
 
 
@@ -102,6 +112,16 @@ def fit(
     lr = check_real("lr", lr, minimum=0.0, strict=True)
     if grad_clip is not None:
         check_real("grad_clip", grad_clip, minimum=0.0, strict=True)
+    cosine_decay = check_bool("cosine_decay", cosine_decay)
+    for name, hook in (("on_log", on_log), ("save_state", save_state)):
+        if hook is not None and not callable(hook):
+            raise TypeError(
+                f"{name}: expected a callable or None, got {type(hook).__name__}"
+            )
+    check_optional_instance(
+        "generator", generator, torch.Generator, "a torch.Generator"
+    )
+    check_optional_instance("resume", resume, dict, "a saved state (a dict)")
     if save_state is not None or resume is not None:
         check_positive_int("save_every", save_every)
         if save_every % log_every:
@@ -214,6 +234,7 @@ def learning_rate_factor(
     check_positive_int("step", step, minimum=0)
     check_positive_int("steps", steps)
     check_positive_int("warmup_steps", warmup_steps, minimum=0)
+    cosine_decay = check_bool("cosine_decay", cosine_decay)
     if step < warmup_steps:
         return (step + 1) / warmup_steps
     if not cosine_decay:

@@ -15,12 +15,12 @@ import json
 import os
 import platform
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
-from .._checks import check_positive_int, check_real
+from .._checks import check_bool, check_positive_int, check_real
 from ..analysis.curves import accuracy_curve, error_curve, excess_error_curve
 from .checkpoints import MANIFEST_KEYS
 from .loop import fit
@@ -56,6 +56,10 @@ class Preset:
     # A paper-scale run (a GPU for hours): the book commits no checkpoint of it, and
     # `python -m icl_lib.presets --stale` leaves it alone.
     paper: bool = False
+    # Why a book preset does not follow the book's recipe (icl_lib.training.recipe),
+    # "" when it does. It documents the run and does not change it, so it stays out of
+    # the manifest (and a new reason does not make a checkpoint stale).
+    off_recipe: str = field(default="", metadata={"manifest": False})
 
     def __post_init__(self):
         for name in ("steps", "batch_size", "log_every", "eval_size"):
@@ -63,6 +67,21 @@ class Preset:
         check_positive_int("warmup_steps", self.warmup_steps, minimum=0)
         check_positive_int("seed", self.seed, minimum=0)
         check_real("lr", self.lr, minimum=0.0, strict=True)
+        for name in ("name", "chapter", "description", "init_from"):
+            if not isinstance(getattr(self, name), str):
+                kind = type(getattr(self, name)).__name__
+                raise TypeError(f"{name}: expected a string, got {kind}")
+        if not self.name:
+            raise ValueError("name: expected a checkpoint file stem, got ''")
+        if self.grad_clip is not None:
+            check_real("grad_clip", self.grad_clip, minimum=0.0, strict=True)
+        check_bool("cosine_decay", self.cosine_decay)
+        check_bool("paper", self.paper)
+        if not isinstance(self.off_recipe, str):
+            raise TypeError(
+                f"off_recipe: expected a string (the reason, or ''), got "
+                f"{type(self.off_recipe).__name__}"
+            )
         if self.loss not in LOSSES:
             raise ValueError(
                 f"loss: expected one of {sorted(LOSSES)}, got {self.loss!r}"
@@ -83,7 +102,9 @@ class Preset:
     def to_dict(self) -> dict:
         """The preset as plain data (the manifest's ``preset`` entry)."""
         out = {}
-        for name in self.__dataclass_fields__:
+        for name, spec in self.__dataclass_fields__.items():
+            if not spec.metadata.get("manifest", True):
+                continue
             value = getattr(self, name)
             if name == "model":
                 value = {"type": type(value).__name__, **value.to_dict()}

@@ -14,7 +14,7 @@ from ..tasks.recall import (
     associative_recall,
     sparse_parity,
 )
-from .samplers import Sampler, StationarySampler
+from .samplers import Sampler, StationarySampler, check_eval_args, check_sample_args
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,12 @@ class RecallSequences(Sampler):
         )
 
     def sample(self, batch_size: int, step: int, gen: torch.Generator) -> RecallBatch:
+        check_sample_args(batch_size, step, gen)
         P = int(torch.randint(self.min_pairs, self.max_pairs + 1, (1,), generator=gen))
         return self.draw(batch_size, P, gen)
 
     def eval_batch(self, size: int, seed: int) -> RecallBatch:
+        check_eval_args(size, seed)
         return self.draw(size, self.max_pairs, seed)
 
 

@@ -1,7 +1,8 @@
 """The book's one training recipe for its transformers, and why.
 
 Every preset that trains a model of the book from scratch or warm-starts one follows
-:func:`recipe` unless its preset says why not: Adam with a linear warm-up over the
+:func:`recipe` unless its preset says why not (``Preset.off_recipe``, checked by
+:func:`follows_recipe` in the tests): Adam with a linear warm-up over the
 first 5 % of the steps, a cosine decay of the learning rate to 0, and the gradient norm
 clipped at 1. The choices come from a sweep on chapter 1's base model
 (``tools/recipe_sweep.py``; its table is ``data/recipe_sweep.json``):
@@ -23,6 +24,7 @@ clipped at 1. The choices come from a sweep on chapter 1's base model
 from __future__ import annotations
 
 from .._checks import check_positive_int, check_real
+from .preset import Preset
 
 WARMUP_FRACTION = 0.05  # of the run's steps
 GRAD_CLIP = 1.0  # largest gradient norm
@@ -42,3 +44,19 @@ def recipe(steps: int, lr: float, batch_size: int) -> dict:
         "cosine_decay": True,
         "grad_clip": GRAD_CLIP,
     }
+
+
+def follows_recipe(preset) -> bool:
+    """Whether ``preset`` (a :class:`~icl_lib.training.preset.Preset`) trains under
+    :func:`recipe`: the warm-up fraction, the cosine decay and the clipping.
+
+    A book preset that does not must say why in its ``off_recipe`` field; a paper preset
+    follows its paper instead.
+    """
+    if not isinstance(preset, Preset):
+        raise TypeError(f"preset: expected a Preset, got {type(preset).__name__}")
+    return (
+        preset.cosine_decay
+        and preset.warmup_steps == int(WARMUP_FRACTION * preset.steps)
+        and preset.grad_clip == GRAD_CLIP
+    )

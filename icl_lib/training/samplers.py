@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from .._checks import check_positive_int, check_real
+from .._checks import check_instance, check_module, check_positive_int, check_real
 from ..analysis.curves import error_curve
 from ..kernels import KERNELS
 from ..prompts import PromptBatch
@@ -66,12 +66,29 @@ def _monitored_errors(model, batch: PromptBatch, ks, suffix: str = "") -> dict:
     }
 
 
+def check_sample_args(batch_size, step, gen) -> None:
+    """The arguments of every sampler's ``sample``: ``batch_size`` prompts at training
+    step ``step`` (an int >= 0), drawn from the generator ``gen``."""
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("step", step, minimum=0)
+    check_instance("gen", gen, torch.Generator, "a torch.Generator")
+
+
+def check_eval_args(size, seed) -> None:
+    """The arguments of every sampler's ``eval_batch``: ``size`` prompts from the
+    seed ``seed`` (an int >= 0 or a generator, as everywhere)."""
+    check_positive_int("size", size)
+    make_generator(seed)
+
+
 @dataclass(frozen=True)
 class Sampler:
     """What every sampler shares: no curriculum columns by default, and the manifest
     entry ``{"type": class name, **fields}``."""
 
     def state(self, step: int) -> dict:
+        """The curriculum's values at training step ``step`` (none here)."""
+        check_positive_int("step", step, minimum=0)
         return {}
 
     def to_dict(self) -> dict:
@@ -87,9 +104,11 @@ class StationarySampler(Sampler):
         raise NotImplementedError(f"{type(self).__name__} must define draw")
 
     def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        check_sample_args(batch_size, step, gen)
         return self.draw(batch_size, gen)
 
     def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        check_eval_args(size, seed)
         return self.draw(size, seed)
 
 
@@ -135,11 +154,13 @@ class RegressionPrompts(Sampler):
         )
 
     def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        check_sample_args(batch_size, step, gen)
         return self._draw(
             batch_size, self.points.value(step), self.dims.value(step), gen
         )
 
     def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        check_eval_args(size, seed)
         return self._draw(size, self.points.end, self.dims.end, seed)
 
     def state(self, step: int) -> dict:
@@ -149,6 +170,7 @@ class RegressionPrompts(Sampler):
         """What the training curve records at a logged step: ``error_at_k{k}``, the
         model's error / d at each context size of ``monitor_ks`` on
         ``MONITOR_PROMPTS`` fixed prompts of the final size (seed ``MONITOR_SEED``)."""
+        check_module("model", model)
         if not self.monitor_ks:
             return {}
         if "_fixed" not in self.__dict__:  # drawn once, not at every logged step
@@ -173,10 +195,12 @@ class RandomLengthRegression(Sampler):
         check_positive_int("max_context", self.max_context)
 
     def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        check_sample_args(batch_size, step, gen)
         k = int(torch.randint(0, self.max_context + 1, (1,), generator=gen))
         return linear_regression(batch_size, k + 1, self.dim, seed=gen)
 
     def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        check_eval_args(size, seed)
         return linear_regression(size, self.max_context + 1, self.dim, seed=seed)
 
 
@@ -243,12 +267,14 @@ class GPRegressionPrompts(Sampler):
         return self.__dict__["_train"]
 
     def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        check_sample_args(batch_size, step, gen)
         train = self.training_set()
         return train.select(
             torch.randint(train.batch_size, (batch_size,), generator=gen)
         )
 
     def eval_batch(self, size: int, seed: int) -> PromptBatch:
+        check_eval_args(size, seed)
         return self._draw(size, seed)
 
 
@@ -327,14 +353,17 @@ class TaskPoolPrompts(Sampler):
         )
 
     def sample(self, batch_size: int, step: int, gen: torch.Generator) -> PromptBatch:
+        check_sample_args(batch_size, step, gen)
         return self._draw(self._cached_pool(), batch_size, gen)
 
     def eval_batch(self, size: int, seed: int) -> PromptBatch:
         """Prompts on tasks from the pool (fresh tasks for an infinite pool)."""
+        check_eval_args(size, seed)
         return self._draw(self.pool(), size, seed)
 
     def monitor_batches(self, size: int, seed: int) -> dict[str, PromptBatch]:
         """``{"pool": prompts on pool tasks, "fresh": prompts on new tasks}``."""
+        check_eval_args(size, seed)
         return {
             "pool": self._draw(self.pool(), size, seed),
             "fresh": self._draw(None, size, seed),
@@ -416,6 +445,7 @@ class NoiseMixturePrompts(StationarySampler):
     def monitor_batch(self, level: float) -> PromptBatch:
         """The ``MONITOR_PROMPTS`` fixed prompts of noise level ``level`` on which
         :meth:`monitor` measures the model (seed ``MONITOR_SEED``)."""
+        level = check_real("level", level)
         if level not in self.noise_levels:
             raise ValueError(
                 f"level: expected one of {self.noise_levels}, got {level!r}"
@@ -428,6 +458,7 @@ class NoiseMixturePrompts(StationarySampler):
         """What the training curve records at a logged step: ``error_at_k{k}_sigma{s}``,
         the model's error / d at each context size of ``monitor_ks`` on the fixed
         prompts of each noise level ``s`` (:meth:`monitor_batch`)."""
+        check_module("model", model)
         if not self.monitor_ks:
             return {}
         if "_fixed" not in self.__dict__:  # drawn once, not at every logged step
