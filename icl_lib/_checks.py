@@ -2,12 +2,17 @@
 
 Each check raises a ``ValueError`` or ``TypeError`` whose message names the argument,
 what was expected and what came, so that bad input never fails silently.
+
+One policy for numbers: a count or size is a Python or numpy integer, a real number a
+Python or numpy integer or float; a bool is neither (``True`` is not a count), and a
+tensor is a tensor (pass ``.item()`` for one number).
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
@@ -61,6 +66,11 @@ def check_sequences(xs, ys) -> tuple[int, int, int]:
     check_tensor("xs", xs, 3)
     check_tensor("ys", ys, 2)
     B, n, d = xs.shape
+    if B == 0 or d == 0:  # no prompt, or inputs with no coordinate
+        raise ValueError(
+            f"xs: expected at least one prompt of inputs of dimension >= 1, got shape "
+            f"{tuple(xs.shape)}"
+        )
     if tuple(ys.shape) != (B, n):
         raise ValueError(
             f"ys: expected shape (B, N) = {(B, n)} to match xs, got {tuple(ys.shape)}"
@@ -99,13 +109,27 @@ def check_prompt(xs, ys, x_query) -> tuple[int, int, int]:
     return B, N, d
 
 
+def _is_integer(value) -> bool:
+    """A Python or numpy integer, not a bool (numpy's ``np.int64(3)`` is as good as
+    ``3``; ``True`` is not a count)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
+def _is_real(value) -> bool:
+    """A Python or numpy integer or float, not a bool."""
+    return _is_integer(value) or isinstance(value, (float, np.floating))
+
+
 def check_positive_int(name: str, value, *, minimum: int = 1) -> int:
-    """Check that ``value`` is an int (not a bool) at least ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    """Check that ``value`` is an integer (Python or numpy, not a bool) at least
+    ``minimum``; return it as a Python int."""
+    if not _is_integer(value):
         raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name}: expected an int >= {minimum}, got {value}")
-    return value
+    return int(value)
 
 
 def check_real(
@@ -113,7 +137,7 @@ def check_real(
 ) -> float:
     """Check that ``value`` is a finite real number, optionally ``>= minimum`` (``>`` if
     strict)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not _is_real(value):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
     value = float(value)
     if value != value or value in (float("inf"), float("-inf")):
@@ -238,8 +262,6 @@ def check_sequence(name: str, value, expected: str):
 def check_bool(name: str, value) -> bool:
     """Check that a switch is True or False (numpy's bool too): a string such as "no"
     or a tensor would read as True and pass silently."""
-    import numpy as np
-
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name}: expected True or False, got {type(value).__name__}")
     return bool(value)
@@ -289,12 +311,37 @@ def check_ids(name: str, value, ndim: int, upper: int) -> torch.Tensor:
 
 
 def check_stream(name: str, value, width: int) -> torch.Tensor:
-    """Check a sequence of hidden states ``(B, T, width)`` that a layer reads: a
-    finite float tensor of the layer's width."""
-    check_tensor(name, value, 3)
+    """Check a sequence of hidden states ``(B, T, width)`` that a layer inside a model
+    reads: a float tensor of the layer's width.
+
+    Not its values: like torch's own layers, a layer passes NaN on. A model checks its
+    prompts at its boundary, and :func:`icl_lib.training.loop.fit` names a diverged
+    loss; a finiteness test here would cost a device sync per layer and step."""
+    check_batch(name, check_tensor(name, value, 3))
     if value.shape[2] != width:
         raise ValueError(
             f"{name}: expected (B, T, {width}) states of the layer's width, got shape "
             f"{tuple(value.shape)}"
         )
-    return check_finite(name, value)
+    return value
+
+
+def check_batch(name: str, value: torch.Tensor) -> torch.Tensor:
+    """Check that a batched tensor holds at least one item along its first axis (an
+    empty batch would give an empty result, or a mean of nothing: NaN)."""
+    if value.shape[0] == 0:
+        raise ValueError(
+            f"{name}: expected at least one item in the batch (axis 0), got shape "
+            f"{tuple(value.shape)}"
+        )
+    return value
+
+
+def check_memory(name: str, elements: int, what: str) -> None:
+    """Refuse, before allocating, a tensor of more than ``MAX_PROMPT_ELEMENTS``
+    elements (1 GiB of float32); ``what`` says how ``elements`` came about."""
+    if elements > MAX_PROMPT_ELEMENTS:
+        raise ValueError(
+            f"{name}: expected {what} <= {MAX_PROMPT_ELEMENTS} (1 GiB of float32), got "
+            f"{elements}"
+        )

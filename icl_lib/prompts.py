@@ -69,6 +69,11 @@ class PromptBatch:
     def __post_init__(self):
         check_tensor("xs", self.xs, 3)
         check_tensor("ys", self.ys, 2)
+        if 0 in (self.xs.shape[0], self.xs.shape[2]):
+            raise ValueError(
+                "xs: expected at least one prompt of inputs of dimension >= 1, got "
+                f"shape {tuple(self.xs.shape)}"
+            )
         check_finite("xs", self.xs)  # the book's data policy (_checks.check_finite)
         check_finite("ys", self.ys)
         if tuple(self.ys.shape) != tuple(self.xs.shape[:2]):

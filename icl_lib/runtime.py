@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import torch
 
 # icl_lib/ sits at the repository root (an editable install, or a clone on Colab).
@@ -48,10 +49,11 @@ def make_generator(seed, name: str = "seed") -> torch.Generator:
         raise TypeError(f"name: expected the argument's name (str), got {name!r}")
     if isinstance(seed, torch.Generator):
         return seed
-    if isinstance(seed, bool) or not isinstance(seed, int):
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         raise TypeError(
             f"{name}: expected an int or a torch.Generator, got {type(seed).__name__}"
         )
+    seed = int(seed)  # numpy's integers too
     if not 0 <= seed < 2**64:
         raise ValueError(f"{name}: expected an int in [0, 2**64), got {seed}")
     return torch.Generator().manual_seed(seed)

@@ -1,7 +1,8 @@
 """The machinery of the fuzz suite of ``icl_lib``'s public API (issue 24).
 
 Every public callable (a function or class defined in a public module of ``icl_lib``,
-its name not starting with ``_``) is called once with a valid *baseline*: each
+its name not starting with ``_``, and every public method such a class defines, with
+``self`` from the class's own baseline) is called once with a valid *baseline*: each
 parameter's value comes from, in this order, a per-callable override (``OVERRIDES``), a
 fixture for the name within its module (``CONTEXT_FIXTURES``), a fixture for the
 parameter's annotated class (``TYPE_FIXTURES``) or one for its name
@@ -11,17 +12,27 @@ therefore fuzzed as soon as it is added; one that is not fails
 reason. ``api_fuzz_backlog.txt`` lists the callables still without fixtures; it only
 shrinks.
 
-Each argument of the baseline is then replaced, one at a time, by a value that no caller
-could mean (``mutation_kinds``): a NaN in a data tensor, a tensor with an extra axis, a
-batch of one where the other tensors hold four prompts, a negative size, a fractional
-count, a string where a number was expected, an unknown option, an object of the wrong
-type. The call is classified:
+Each argument of the baseline, optional ones included, is then replaced, one at a time,
+by a value that no caller could mean (``mutation_kinds``): NaN and infinity in a data
+tensor, a tensor with an extra axis, an empty batch, a batch of one where the other
+tensors hold four prompts, a negative size, zero for a size that must be positive
+(``POSITIVE``), a fractional count, a bool for a count, a non-finite element in a list
+of numbers, a negative element in a list of counts, a string or object where a number,
+tensor, flag, mapping or model was expected, an unknown option. The call is classified:
 
 - ``clear``: a ``ValueError``, ``TypeError``, ``KeyError`` or ``FileNotFoundError``
   whose message names the argument (what numpy and scikit-learn would give);
 - ``raw``: any other exception, or one that does not name the argument;
 - ``silent``: a result came back;
 - ``hang``: the call ran past ``TIMEOUT_S``.
+
+What it does not do: hypothesis draws from small fixed lists (``EXAMPLES`` = 2,
+derandomised), so the suite is close to a fixed table of bad calls, cheap enough for
+``make test``; value domains (probabilities, +-1 labels, PIT values), dtypes other than
+float32/64 and disagreements between two tensors along a non-batch axis are tested by
+hand (``tests/test_silent_inputs.py``), not generated; and the alarm that catches a hang
+cannot interrupt one long call inside torch's C code (a huge allocation is refused
+before it starts, ``_checks.check_memory``).
 """
 
 from __future__ import annotations
@@ -995,7 +1006,15 @@ def _preset():
     return __import__("icl_lib").presets.PRESETS["gd_looped2"]
 
 
+def _sign_batch():  # prompts whose labels are classes -1 / +1
+    import dataclasses
+
+    batch = _regression_batch()
+    return dataclasses.replace(batch, ys=torch.where(batch.ys >= 0, 1.0, -1.0))
+
+
 METHOD_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
+    "icl_lib.analysis.curves.accuracy_curve": {"batch": _sign_batch},
     "icl_lib.claims.ClaimSet.at_most": {"goal": lambda: 1.0},
     "icl_lib.claims.ClaimSet.at_least": {"goal": lambda: 1.0},
     "icl_lib.claims.ClaimSet.close_to": {"rel_tol": lambda: 0.1, "paper": lambda: 1.0},
@@ -1475,6 +1494,47 @@ SHAPE_FREE = {
     "icl_lib.models.pfn.PredictiveTransformer.mean": {"params"},
     "icl_lib.models.pfn.PredictiveTransformer.gaussian": {"params"},
 }
+# Sizes and counts that must be at least 1 wherever they appear: zero is tried too.
+POSITIVE = {
+    "batch_size",
+    "n_points",
+    "d",
+    "n_prompts",
+    "n_boot",
+    "n_layers",
+    "n_layer",
+    "n_head",
+    "n_heads",
+    "n_embd",
+    "n_classes",
+    "n_labels",
+    "n_tasks",
+    "max_iter",
+    "log_every",
+}
+# The hidden stream a layer inside a model reads: like torch's own layers, a layer
+# passes NaN on (its shape is still checked); the model refuses non-finite prompts at
+# its boundary and fit names a diverged loss (_checks.check_stream).
+LAYER_STREAMS = {
+    **{
+        f"icl_lib.models.{name}": {"h"}
+        for name in (
+            "gpt.Block.forward",
+            "gpt.CausalSelfAttention.forward",
+            "bursty_classifier.Attention.forward",
+        )
+    },
+    **{
+        f"icl_lib.models.{name}.mix": {"u"}
+        for name in (
+            "contextual.SoftmaxAttention",
+            "contextual.LinearAttention",
+            "contextual.LocalAttention",
+            "contextual.DiagonalSSM",
+            "recurrent.RecurrentContextual",
+        )
+    },
+}
 # Errors where NaN marks a context size a predictor was not asked (squared_errors'
 # min_context): NaN passes into that column's ratio, inf must still be refused.
 NAN_MEANS_MISSING = {
@@ -1530,12 +1590,22 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
     wrong_type = st.sampled_from(["abc", object()])
     if isinstance(valid, torch.Tensor):
         kinds["wrong type"] = wrong_type
-        if param not in SHAPE_FREE.get(base.name, ()):
+        shape_free = param in SHAPE_FREE.get(base.name, ())
+        if not shape_free:
             kinds["extra axis"] = st.just(valid.unsqueeze(0))
+        if (
+            not shape_free
+            and param not in BROADCAST.get(base.name, ())
+            and valid.ndim >= 1
+            and valid.shape[0] == B
+        ):
+            kinds["empty batch"] = st.just(valid[:0].clone())
         if param in NAN_MEANS_MISSING.get(base.name, ()):
             kinds["inf"] = st.sampled_from([math.inf, -math.inf]).map(
                 lambda bad: valid.clone().fill_(bad)
             )
+        elif param in LAYER_STREAMS.get(base.name, ()):
+            pass
         elif valid.is_floating_point() and valid.numel():
             # NaN and infinity each tried every time: a check of isnan alone fails
             kinds["nan"] = st.integers(0, valid.numel() - 1).map(
@@ -1573,8 +1643,11 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
     elif isinstance(valid, int):
         if valid >= 0:  # an axis such as dim=-1 may be negative
             kinds["negative"] = st.integers(-(10**6), -1)
+        if param in POSITIVE:
+            kinds["zero"] = st.just(0)
         kinds["fractional"] = st.floats(0.1, 9.9).filter(lambda v: v != int(v))
         kinds["wrong type"] = st.just("3")
+        kinds["bool"] = st.just(True)
     elif isinstance(valid, float):
         if param in NAN_MEANS_MISSING.get(base.name, ()):
             kinds["inf"] = st.sampled_from([math.inf, -math.inf])
@@ -1594,6 +1667,11 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
             )
     elif isinstance(valid, (list, tuple)) and valid and isinstance(valid[0], int):
         kinds["negative element"] = st.integers(-(10**6), -1).map(
+            lambda v: [v, *valid[1:]]
+        )
+        kinds["wrong type"] = st.just("abc")
+    elif isinstance(valid, (list, tuple)) and valid and isinstance(valid[0], float):
+        kinds["non-finite element"] = st.sampled_from([math.nan, math.inf]).map(
             lambda v: [v, *valid[1:]]
         )
         kinds["wrong type"] = st.just("abc")

@@ -233,3 +233,104 @@ def test_the_valid_neighbours_still_work():
     assert (
         RegressionBatch(B.xs, B.ys, B.w, NAN).select(torch.tensor([1])).batch_size == 1
     )
+
+
+# --- after the referee read of the fuzz suite -------------------------------------
+
+
+def test_numpy_numbers_are_numbers():
+    """One policy: numpy integers and floats are as good as Python's; bools are not."""
+    from icl_lib.learners import risk
+    from icl_lib.training.loop import Curriculum
+
+    batch = linear_regression(np.int64(4), np.int64(6), np.int64(3), seed=np.int64(0))
+    assert batch.xs.shape == (4, 6, 3)
+    assert batch.prompt(np.int64(3))[0].shape == (4, 3, 3)
+    assert risk.ols_error(np.int64(5), np.int64(10)) == risk.ols_error(5, 10)
+    xs, ys, xq, _ = batch.prompt(4)
+    assert torch.equal(ridge(xs, ys, xq, np.float32(0.5)), ridge(xs, ys, xq, 0.5))
+    assert Curriculum(2, 5, increment=1, interval=2).value(np.int64(3)) == 3
+    gaps = ConceptMixture().bayes_gap(np.arange(1, 3), batch_size=50)
+    assert len(gaps) == 2
+    with pytest.raises(TypeError, match="batch_size: expected an int, got bool"):
+        linear_regression(True, 6, 3)
+
+
+def test_a_training_curve_is_read_only_when_it_is_one():
+    from icl_lib.analysis.curves import first_step_below, power_law_budget, settled_step
+
+    good = {"step": [100, 200, 300, 400], "loss": [3.0, 2.0, 1.0, 0.5]}
+    assert settled_step(good, 2.0) == 200
+    bad = {
+        "a NaN loss": (
+            {"step": [0, 1, 2], "loss": [3.0, NAN, NAN]},
+            "curve\\['loss'\\]",
+        ),
+        "string steps": ({"step": ["a", "b"], "loss": [1.0, 2.0]}, "curve\\['step'\\]"),
+        "lengths": ({"step": [1, 2, 3], "loss": [1.0, 2.0]}, "curve: expected one"),
+        "unsorted": ({"step": [300, 100, 200], "loss": [3.0, 2.0, 1.0]}, "increasing"),
+    }
+    for curve, message in bad.values():
+        for read in (
+            lambda c: settled_step(c, 2.0),
+            lambda c: first_step_below(c, 2.0),
+            lambda c: power_law_budget(c, 0.1),
+        ):
+            with pytest.raises((TypeError, ValueError), match=message):
+                read(curve)
+
+
+def test_values_outside_their_domain_are_refused():
+    from icl_lib.analysis.alignment import golden_section
+    from icl_lib.analysis.curves import accuracy
+    from icl_lib.training.loop import learning_rate_factor
+
+    with pytest.raises(ValueError, match="labels: expected labels -1 or \\+1"):
+        accuracy(torch.tensor([0.5, -0.5]), torch.tensor([1.0, 0.0]))
+    with pytest.raises(ValueError, match="f: expected a finite number"):
+        golden_section(lambda t: NAN, 0.0, 1.0)
+    assert learning_rate_factor(100, 100, cosine_decay=True) == 0.0  # the last ask
+    with pytest.raises(ValueError, match="step: expected a step of the run"):
+        learning_rate_factor(500, 100, cosine_decay=True)
+
+
+def test_empty_batches_and_bad_predictions_are_refused():
+    from icl_lib.analysis.curves import error_curve as curve
+    from icl_lib.prompts import PromptBatch
+
+    with pytest.raises(ValueError, match="xs: expected at least one prompt"):
+        PromptBatch(B.xs[:0], B.ys[:0])
+    with pytest.raises(ValueError, match="predictor: expected one prediction per"):
+        curve(lambda xs, ys, xq: ridge(xs, ys, xq, 1.0)[:, None], B, [1, 2])
+
+
+def test_a_model_refuses_prompts_of_another_dtype_and_fit_names_divergence():
+    from icl_lib.models.gpt import TransformerConfig
+    from icl_lib.training.loop import fit
+
+    model = TransformerConfig(n_dims=3, n_positions=6, n_embd=8, n_layer=1, n_head=2)
+    model = model.build(seed=0)
+    with pytest.raises(TypeError, match="xs: expected dtype torch.float32 like"):
+        model(B.xs.double(), B.ys.double())
+
+    def diverging(step):
+        return model(B.xs, B.ys).sum() * float("inf")
+
+    with pytest.raises(ValueError, match="loss_fn: expected a finite training loss"):
+        fit(model, diverging, steps=2, lr=1e-3, log_every=1, progress=False)
+
+
+def test_huge_sizes_are_refused_before_allocating():
+    from icl_lib.models.token_gpt import TokenTransformerConfig
+    from icl_lib.tasks.induction import repeated_segment_tokens
+    from icl_lib.tasks.recall import associative_recall
+    from icl_lib.tasks.regression import TaskPool
+
+    for call, name in (
+        (lambda: repeated_segment_tokens(10**7, 10**6, 16), "batch_size"),
+        (lambda: associative_recall(10**9, 2), "batch_size"),
+        (lambda: TaskPool(10**12, 3), "n_tasks"),
+        (lambda: TokenTransformerConfig(vocab_size=10**11), "vocab_size"),
+    ):
+        with pytest.raises(ValueError, match=f"{name}: expected .* <= "):
+            call()

@@ -141,7 +141,7 @@ def test_replacement_stability_positions_and_slope():
     with pytest.raises(ValueError, match="position: expected an index below min"):
         replacement_stability(learner, batch, ms, position=6)
     assert loglog_slope([1, 2, 4, 8], [3.0, 1.5, 0.75, 0.375]) == pytest.approx(-1.0)
-    with pytest.raises(ValueError, match="values: expected positive"):
+    with pytest.raises(ValueError, match="values: expected finite positive"):
         loglog_slope([1, 2], [1.0, 0.0])
 
 

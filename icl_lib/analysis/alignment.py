@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import torch
 
 from .._checks import (
@@ -113,22 +114,38 @@ def golden_section(
         raise ValueError(f"hi: expected a number > lo = {lo}, got {hi}")
     tol = check_real("tol", tol, minimum=0.0, strict=True)
     check_positive_int("max_iter", max_iter)
+
+    def value(t: float) -> float:  # a NaN would make every comparison False
+        v = f(t)
+        if not (_is_number(v) and math.isfinite(v)):
+            raise ValueError(f"f: expected a finite number at t = {t:.6g}, got {v!r}")
+        return float(v)
+
     a, b = lo, hi
     c, d = b - GOLDEN * (b - a), a + GOLDEN * (b - a)
-    fc, fd = f(c), f(d)
+    fc, fd = value(c), value(d)
     for _ in range(max_iter):
         if b - a <= tol:
             break
         if fc <= fd:
             b, d, fd = d, c, fc
             c = b - GOLDEN * (b - a)
-            fc = f(c)
+            fc = value(c)
         else:
             a, c, fc = c, d, fd
             d = a + GOLDEN * (b - a)
-            fd = f(d)
+            fd = value(d)
     x = (a + b) / 2
-    return x, f(x)
+    return x, value(x)
+
+
+def _is_number(v) -> bool:
+    """A real number: Python's, numpy's or a one-element tensor's."""
+    if isinstance(v, torch.Tensor):
+        return v.numel() == 1 and v.is_floating_point()
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+        v, bool
+    )
 
 
 def _check_labelled_prompt(xs, ys, x_query, y_query) -> None:

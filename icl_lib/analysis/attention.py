@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 
 from .._checks import (
+    check_batch,
     check_finite,
     check_float_tensor,
     check_per_prompt,
@@ -120,7 +121,9 @@ def query_attention(patterns: torch.Tensor, k: int) -> torch.Tensor:
     points; the query is ``x_{k+1}`` (token ``2k``) and sees ``x_1, y_1, ..., x_k, y_k``
     and itself.
     """
-    check_finite("patterns", check_tensor("patterns", patterns, 5))
+    check_finite(
+        "patterns", check_batch("patterns", check_tensor("patterns", patterns, 5))
+    )
     check_positive_int("k", k)
     if 2 * k >= patterns.shape[-1]:
         raise ValueError(

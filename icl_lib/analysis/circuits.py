@@ -275,7 +275,7 @@ def diagonal_accuracy(matrix: torch.Tensor, dim: int = -1) -> float:
     if matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"matrix: expected a square matrix, got {tuple(matrix.shape)}")
     check_finite("matrix", matrix)
-    if dim not in (0, 1, -1):
+    if isinstance(dim, bool) or dim not in (0, 1, -1):
         raise ValueError(f"dim: expected 0 or -1, got {dim!r}")
     best = matrix.argmax(dim=dim)
     return (best == torch.arange(matrix.shape[0])).double().mean().item()

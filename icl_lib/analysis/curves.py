@@ -11,6 +11,7 @@ curves are comparable point by point. A *predictor* is a classical learner
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Sequence
 
@@ -78,7 +79,14 @@ def predictions(predictor, batch: PromptBatch, ks: Sequence[int]) -> torch.Tenso
         columns = []
         for k in ks:
             xs, ys, x_query, _ = batch.prompt(k)
-            columns.append(predict(xs, ys, x_query))
+            column = predict(xs, ys, x_query)
+            if not isinstance(column, torch.Tensor) or column.shape != ys.shape[:1]:
+                got = getattr(column, "shape", type(column).__name__)
+                raise ValueError(
+                    f"predictor: expected one prediction per prompt, shape "
+                    f"({batch.batch_size},), got {got}"
+                )
+            columns.append(column)
         return torch.stack(columns, dim=1)
 
 
@@ -181,13 +189,24 @@ def accuracy(scores: torch.Tensor, labels: torch.Tensor) -> float:
             f"labels: expected the shape of scores {tuple(scores.shape)}, got "
             f"{tuple(labels.shape)}"
         )
+    if scores.numel() == 0:
+        raise ValueError("scores: expected at least one score, got none")
+    _check_signs("labels", labels)
     return (sign(scores) == labels).double().mean().item()
+
+
+def _check_signs(name: str, labels: torch.Tensor) -> None:
+    """Class labels in ``{-1, +1}`` (a 0/1 coding would score half right)."""
+    if not bool(((labels == 1) | (labels == -1)).all()):
+        bad = labels[(labels != 1) & (labels != -1)][:3].tolist()
+        raise ValueError(f"{name}: expected labels -1 or +1, got {bad}")
 
 
 def accuracy_curve(predictor, batch: PromptBatch, ks: Sequence[int]) -> torch.Tensor:
     """Fraction of prompts where ``sign(prediction of y_k) = y_k``, per ``k``:
     ``(len(ks),)``."""
-    ks = list(ks)
+    ks = _check_batch(batch, ks)
+    _check_signs("batch", batch.ys[:, ks])
     pred = predictions(predictor, batch, ks)
     return (sign(pred) == batch.ys[:, ks]).double().mean(0)
 
@@ -203,7 +222,23 @@ def _logged(curve, key) -> tuple[list, list]:
             f"key: expected a logged quantity of the curve, one of "
             f"{sorted(k for k in curve if k != 'step')}, got {key!r}"
         )
-    return list(curve["step"]), list(curve[key])
+    steps = check_sequence("curve['step']", curve["step"], "a list of steps")
+    values = check_sequence(f"curve[{key!r}]", curve[key], "a list of logged values")
+    steps = [
+        check_positive_int(f"curve['step'][{i}]", s, minimum=0)
+        for i, s in enumerate(steps)
+    ]
+    values = [check_real(f"curve[{key!r}][{i}]", v) for i, v in enumerate(values)]
+    if not steps or len(values) != len(steps):
+        raise ValueError(
+            f"curve: expected one {key!r} value per logged step ({len(steps)}), got "
+            f"{len(values)}"
+        )
+    if any(b <= a for a, b in itertools.pairwise(steps)):
+        raise ValueError(
+            f"curve['step']: expected increasing steps, got {steps[:8]}..."
+        )
+    return steps, values
 
 
 def logged_range(curve: dict, start: int, stop: int | None = None, *, key="loss"):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_finite, check_real, check_tensor
+from .._checks import check_batch, check_finite, check_real, check_tensor
 from ..models.token_gpt import TokenTransformer
 from ..tasks.induction import RepeatedTokensBatch, induction_targets
 from ..tasks.tokens import check_tokens
@@ -76,13 +76,15 @@ def token_losses(model: TokenTransformer, tokens: torch.Tensor) -> torch.Tensor:
 def loss_by_position(losses: torch.Tensor) -> torch.Tensor:
     """The per-token loss curve: ``losses (B, T - 1)`` averaged over sequences,
     ``(T - 1,)``."""
-    return check_finite("losses", check_tensor("losses", losses, 2)).mean(0)
+    return check_finite(
+        "losses", check_batch("losses", check_tensor("losses", losses, 2))
+    ).mean(0)
 
 
 def masked_mean(losses: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean of ``losses (B, P)`` over the True entries of ``mask (B, P)`` (pooled over
     sequences); ``ValueError`` if ``mask`` selects nothing."""
-    check_finite("losses", check_tensor("losses", losses, 2))
+    check_finite("losses", check_batch("losses", check_tensor("losses", losses, 2)))
     check_tensor("mask", mask, 2, floating=False)
     if mask.dtype != torch.bool:
         raise TypeError(f"mask: expected dtype torch.bool, got {mask.dtype}")
@@ -102,7 +104,7 @@ def repeat_losses(losses: torch.Tensor, batch: RepeatedTokensBatch) -> dict:
     the first occurrence (``first_mask``), from ``losses (B, T - 1)`` of
     :func:`token_losses` on ``batch``."""
     _check_batch(batch)
-    check_finite("losses", check_tensor("losses", losses, 2))
+    check_finite("losses", check_batch("losses", check_tensor("losses", losses, 2)))
     if losses.shape != (batch.batch_size, batch.n_points - 1):
         raise ValueError(
             f"losses: expected shape (B, T - 1) = "
@@ -135,7 +137,7 @@ def icl_score(model: TokenTransformer, batch: RepeatedTokensBatch) -> float:
 def positional_icl_score(losses: torch.Tensor, early: int, late: int) -> float:
     """Olsson et al.'s ICL score: the mean loss at position ``late`` minus at
     ``early`` (columns of ``losses (B, T - 1)``), in nats."""
-    check_finite("losses", check_tensor("losses", losses, 2))
+    check_finite("losses", check_batch("losses", check_tensor("losses", losses, 2)))
     P = losses.shape[1]
     for name, value in (("early", early), ("late", late)):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < P:
@@ -159,7 +161,9 @@ def attention_patterns(model: TokenTransformer, tokens: torch.Tensor) -> torch.T
 
 
 def _check_patterns(patterns, tokens) -> None:
-    check_finite("patterns", check_tensor("patterns", patterns, 5))
+    check_finite(
+        "patterns", check_batch("patterns", check_tensor("patterns", patterns, 5))
+    )
     check_tokens(tokens)
     B, T = tokens.shape
     if patterns.shape[0] != B or patterns.shape[-2:] != (T, T):
@@ -194,7 +198,9 @@ def prefix_matching_from_patterns(
 def previous_token_from_patterns(patterns: torch.Tensor) -> torch.Tensor:
     """Previous-token score of every head, ``(L, H)``: the attention from ``t`` to
     ``t - 1``, averaged over batch and positions ``t >= 1``."""
-    check_finite("patterns", check_tensor("patterns", patterns, 5))
+    check_finite(
+        "patterns", check_batch("patterns", check_tensor("patterns", patterns, 5))
+    )
     if patterns.shape[-1] < 2:
         raise ValueError("patterns: expected at least 2 positions, got 1")
     return patterns.diagonal(offset=-1, dim1=-2, dim2=-1).mean((0, -1))
@@ -211,7 +217,9 @@ def attention_by_distance(
     A head that bets on positions shows a window of distances; a previous-token head
     a peak at ``d = 1``. Chapter 6 reads the one-layer model with it.
     """
-    check_finite("patterns", check_tensor("patterns", patterns, 5))
+    check_finite(
+        "patterns", check_batch("patterns", check_tensor("patterns", patterns, 5))
+    )
     T = patterns.shape[-1]
     if patterns.shape[-2] != T:
         raise ValueError(

@@ -162,10 +162,12 @@ def loglog_slope(ms: Sequence[float], values: Sequence[float]) -> float:
             "values: expected a 1-D array of the shape of ms, with at least 2 points, "
             f"got shapes {values.shape} and {ms.shape}"
         )
-    if not (np.all(ms > 0) and np.all(values > 0)):  # NaN fails too
-        raise ValueError("values: expected positive ms and values (a log-log fit)")
-    if not (np.all(np.isfinite(ms)) and np.all(np.isfinite(values))):
-        raise ValueError("values: expected finite ms and values")
+    for name, array in (("ms", ms), ("values", values)):
+        if not (np.all(np.isfinite(array)) and np.all(array > 0)):
+            raise ValueError(
+                f"{name}: expected finite positive numbers (a log-log fit), got "
+                f"{array[~(np.isfinite(array) & (array > 0))][:3].tolist()}"
+            )
     return float(np.polyfit(np.log(ms), np.log(values), 1)[0])
 
 

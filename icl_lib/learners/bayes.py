@@ -171,6 +171,7 @@ def gaussian_kl(mean_p, cov_p, mean_q, cov_q) -> torch.Tensor:
                 f"{name}: expected a tensor with at least {1 + extra} dimensions, got "
                 f"{type(value).__name__}"
             )
+        check_tensor(name, value, value.ndim)  # a float dtype
     for name, value, ref_name, ref in (
         ("mean_q", mean_q, "mean_p", mean_p),
         ("cov_q", cov_q, "cov_p", cov_p),

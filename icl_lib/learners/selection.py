@@ -35,6 +35,7 @@ from functools import partial
 import torch
 
 from .._checks import (
+    check_batch,
     check_bool,
     check_finite,
     check_float_tensor,
@@ -386,7 +387,7 @@ def binary_label_statistic(ys: torch.Tensor) -> torch.Tensor:
     """``max_i | |y_i| - 1 |`` per prompt, ``(B,)``: 0 exactly when every label is
     ``+1`` or ``-1`` (Bai et al. 2023, Lemma 18's test; one attention layer computes a
     version of it). An empty context scores 0."""
-    check_finite("ys", check_tensor("ys", ys, 2))
+    check_finite("ys", check_batch("ys", check_tensor("ys", ys, 2)))
     if ys.shape[1] == 0:
         return ys.new_zeros(ys.shape[0])
     return (ys.abs() - 1).abs().amax(dim=1)

@@ -25,7 +25,13 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_finite, check_positive_int, check_real, check_tensor
+from .._checks import (
+    check_batch,
+    check_finite,
+    check_positive_int,
+    check_real,
+    check_tensor,
+)
 from ..runtime import make_generator
 
 
@@ -75,7 +81,7 @@ class AssociativeMemory:
                 f"values: expected {self.n_pairs} columns (one per pair), got "
                 f"{values.shape[1]}"
             )
-        check_finite("values", values)
+        check_finite("values", check_batch("values", values))
         return values.to(self.keys.dtype) @ self.crosstalk
 
 

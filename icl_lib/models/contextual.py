@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .._checks import (
+    check_batch,
     check_bool,
     check_finite,
     check_positive_int,
@@ -272,7 +273,7 @@ class MLP(nn.Module):
         W: torch.Tensor | None = None,
         b_out: torch.Tensor | None = None,
     ):
-        check_tensor("z", z, 2)
+        check_batch("z", check_tensor("z", z, 2))
         B = z.shape[0]
         if z.shape[1] != self.in_dim:
             raise ValueError(

@@ -291,6 +291,11 @@ class ICLTransformer(nn.Module):
                 ]
             )
         tokens = prompt_tokens(xs, ys, self.config.n_dims, self.config.n_positions)
+        if tokens.dtype != self.read_in.weight.dtype:
+            raise TypeError(
+                f"xs: expected dtype {self.read_in.weight.dtype} like the model's "
+                f"weights, got {tokens.dtype} (convert the batch with .to(dtype=...))"
+            )
         n = tokens.shape[1] // 2
         h = self.read_in(tokens) + self.position_embeddings(n)  # (B, 2n, C)
         for layer, block in enumerate(self.blocks):

@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from .._checks import (
+    check_batch,
     check_bool,
     check_dtype,
     check_finite,
@@ -51,7 +52,7 @@ def lsa_layer(
     Returns ``Z + sum_h Z kq_h^T (C^T C) pv_h^T`` with ``C = Z[:, :-1]``, i.e. token
     ``j`` gains ``sum_h pv_h sum_i e_i (e_i^T kq_h e_j)``.
     """
-    check_tensor("Z", Z, 3)
+    check_batch("Z", check_tensor("Z", Z, 3))
     D = Z.shape[2]
     for name, weights in (("kq", kq), ("pv", pv)):
         check_tensor(name, weights, 3)
@@ -199,7 +200,7 @@ class LinearSelfAttention(nn.Module):
     def forward_tokens(self, Z: torch.Tensor, *, return_all: bool = False):
         """Run every layer on tokens ``Z (B, N+1, D)``; with ``return_all`` also each
         layer's output."""
-        check_tensor("Z", Z, 3)
+        check_batch("Z", check_tensor("Z", Z, 3))
         return_all = check_bool("return_all", return_all)
         if Z.shape[2] != self.dim + 1:
             raise ValueError(

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .._checks import (
+    check_batch,
     check_cache,
     check_finite,
     check_instance,
@@ -52,7 +53,7 @@ MIXERS = ("attn", "diag", "selective")
 
 def check_mixer_input(u) -> torch.Tensor:
     """Check a mixer's input: a finite float tensor ``(B, T, C)``."""
-    return check_finite("u", check_tensor("u", u, 3))
+    return check_finite("u", check_batch("u", check_tensor("u", u, 3)))
 
 
 class DiagonalRecurrence(nn.Module):
@@ -328,6 +329,11 @@ class SequenceRegressor(_Backbone):
     def forward(self, xs, ys, *, cache: dict | None = None) -> torch.Tensor:
         check_cache(cache)
         tokens = prompt_tokens(xs, ys, self.config.n_dims, self.config.n_positions)
+        if tokens.dtype != self.read_in.weight.dtype:
+            raise TypeError(
+                f"xs: expected dtype {self.read_in.weight.dtype} like the model's "
+                f"weights, got {tokens.dtype} (convert the batch with .to(dtype=...))"
+            )
         h = self.read_in(tokens)  # (B, 2n, C)
         return self.read_out(self._run(h, cache)[:, ::2]).squeeze(-1)  # (B, n)
 

@@ -20,7 +20,13 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from .._checks import check_cache, check_instance, check_positive_int, check_tensor
+from .._checks import (
+    check_cache,
+    check_instance,
+    check_memory,
+    check_positive_int,
+    check_tensor,
+)
 from ..tasks.tokens import check_tokens
 from .gpt import Block
 
@@ -39,6 +45,7 @@ class TokenTransformerConfig:
     def __post_init__(self):
         for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head"):
             check_positive_int(name, getattr(self, name))
+        check_memory("vocab_size", self.vocab_size * self.n_embd, "vocab_size * n_embd")
         if not isinstance(self.mlp, bool):
             raise TypeError(f"mlp: expected a bool, got {type(self.mlp).__name__}")
         if self.n_embd % self.n_head:

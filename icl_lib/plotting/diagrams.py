@@ -144,7 +144,11 @@ def replace_one_diagram(n_context: int = 6, replaced: int = 2):
     """
     if not isinstance(n_context, int) or not 3 <= n_context <= 8:
         raise ValueError(f"n_context: expected an int from 3 to 8, got {n_context!r}")
-    if not isinstance(replaced, int) or not 0 <= replaced < n_context:
+    if (
+        isinstance(replaced, bool)
+        or not isinstance(replaced, int)
+        or not 0 <= replaced < n_context
+    ):
         raise ValueError(
             f"replaced: expected an int from 0 to {n_context - 1}, got {replaced!r}"
         )

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 import torch
 
 from .._checks import (
+    check_batch,
     check_dtype,
     check_finite,
     check_ids,
@@ -325,7 +326,9 @@ class HMMConceptMixture:
         """Where a prompt's examples start: uniform over the entities, in property
         ``start_properties (B,)``. Returns ``(B, H)``."""
         E, S = self.memory.shape
-        check_ids("start_properties", start_properties, 1, S)
+        check_batch(
+            "start_properties", check_ids("start_properties", start_properties, 1, S)
+        )
         start = self.start.new_zeros(len(start_properties), E, S)
         start[torch.arange(len(start_properties)), :, start_properties] = 1.0 / E
         return start.reshape(len(start_properties), E * S)

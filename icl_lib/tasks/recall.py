@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_dtype, check_positive_int, check_tensor
+from .._checks import check_dtype, check_memory, check_positive_int, check_tensor
 from ..prompts import PromptBatch
 from ..runtime import make_generator
 from .tokens import TokenBatch
@@ -67,6 +67,7 @@ def associative_recall(
     Q = check_positive_int("n_queries", n_queries)
     check_positive_int("n_keys", n_keys)
     check_positive_int("n_values", n_values)
+    check_memory("batch_size", B * n_keys, "batch_size * n_keys")
     if P > n_keys:
         raise ValueError(
             f"n_pairs: expected at most n_keys = {n_keys} (keys are distinct), got {P}"

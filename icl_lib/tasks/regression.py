@@ -20,6 +20,7 @@ import torch
 from .._checks import (
     check_dtype,
     check_finite,
+    check_memory,
     check_positive_int,
     check_real,
     check_sizes,
@@ -209,6 +210,7 @@ class TaskPool:
     ):
         check_positive_int("n_tasks", n_tasks)
         check_positive_int("dim", dim)
+        check_memory("n_tasks", n_tasks * dim, "n_tasks * dim")
         check_dtype("dtype", dtype)
         self.weights = torch.randn(
             n_tasks, dim, generator=make_generator(seed), dtype=dtype

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import torch
 
 from .._checks import (
+    check_batch,
     check_dtype,
     check_finite,
     check_positive_int,
@@ -57,7 +58,7 @@ def psd_projection(cov: torch.Tensor) -> torch.Tensor:
     Negative eigenvalues are set to 0. Needed for ``max(<u, v>, 0)``, which is not a
     positive definite kernel on the sphere: its Gram matrices have negative eigenvalues.
     """
-    check_finite("cov", check_tensor("cov", cov, 3))
+    check_finite("cov", check_batch("cov", check_tensor("cov", cov, 3)))
     evals, evecs = torch.linalg.eigh(cov)
     return (evecs * evals.clamp(min=0).unsqueeze(-2)) @ evecs.transpose(-1, -2)
 

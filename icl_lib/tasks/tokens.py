@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from .._checks import (
+    check_batch,
     check_device,
     check_dtype,
     check_positive_int,
@@ -73,7 +74,7 @@ class TokenBatch:
 def check_tokens(tokens, vocab_size: int | None = None) -> torch.Tensor:
     """Check token sequences ``(B, T)``: int64, ``T >= 1``, values in
     ``[0, vocab_size)`` (when given)."""
-    check_tensor("tokens", tokens, 2, floating=False)
+    check_batch("tokens", check_tensor("tokens", tokens, 2, floating=False))
     if vocab_size is not None:
         check_positive_int("vocab_size", vocab_size)
     if tokens.dtype != torch.int64:

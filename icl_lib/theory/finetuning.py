@@ -340,7 +340,10 @@ def finetuning_grid(
     ``max(epochs)`` passes is recorded after each count in ``epochs``.
     """
     passes = _check_passes(sorted(set(epochs)))
-    check_sequence("lrs", lrs, "a sequence of numbers")
+    lrs = [
+        check_real(f"lrs[{i}]", lr, minimum=0.0, strict=True)
+        for i, lr in enumerate(check_sequence("lrs", lrs, "a sequence of numbers"))
+    ]
     grid = {}
     for lr in lrs:
         curves = finetune_error_curve(

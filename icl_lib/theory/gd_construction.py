@@ -24,6 +24,7 @@ from __future__ import annotations
 import torch
 
 from .._checks import (
+    check_batch,
     check_dtype,
     check_finite,
     check_float_tensor,
@@ -384,7 +385,7 @@ def gd_plus_plus_spectra(xs: torch.Tensor, gamma: float) -> dict:
     ``covered`` (``gamma mu_max < 1`` and ``f(mu_max) >= f(mu_min)``, the hypotheses
     under which chapter 2 proves ``kappa_after < kappa``). Chapter 2, experiment 3.
     """
-    check_finite("xs", check_tensor("xs", xs, 3))
+    check_finite("xs", check_batch("xs", check_tensor("xs", xs, 3)))
     gamma = check_real("gamma", gamma, minimum=0.0)
     mu = torch.linalg.eigvalsh(xs.transpose(1, 2) @ xs)  # (B, d), ascending
     f = gd_plus_plus_eigenvalue_map(mu, gamma)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from .._checks import (
+    check_batch,
     check_bool,
     check_finite,
     check_float_tensor,
@@ -75,7 +76,7 @@ def absorbed_mask(absorbed, n: int) -> torch.Tensor:
 def remove_tokens(context: torch.Tensor, absorbed) -> torch.Tensor:
     """``C \\ Y``: the context without the absorbed tokens, order kept,
     ``(B, n - |Y|, D)``."""
-    check_finite("context", check_tensor("context", context, 3))
+    check_finite("context", check_batch("context", check_tensor("context", context, 3)))
     mask = absorbed_mask(absorbed, context.shape[1])
     return context[:, ~mask.to(context.device)]
 

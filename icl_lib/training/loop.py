@@ -172,6 +172,11 @@ def fit(
         running = running + loss.detach().double()
         if (step + 1) % log_every == 0:
             mean = running.item() / log_every
+            if not math.isfinite(mean):  # a diverged run: its weights are lost
+                raise ValueError(
+                    f"loss_fn: expected a finite training loss, got {mean} by step "
+                    f"{step + 1} (the run diverged: lower lr or set grad_clip)"
+                )
             curve["step"].append(step + 1)
             curve["loss"].append(mean)
             if on_log is not None:
@@ -230,9 +235,13 @@ def learning_rate_factor(
     steps, then ``1`` or, with ``cosine_decay``, a half cosine from 1 to 0 over the
     remaining steps (with no warm-up, PyTorch's ``CosineAnnealingLR``).
     """
-    # a scheduler asks once more after the last step, hence no upper bound on step
+    # a scheduler asks once more after the last step, hence step <= steps
     check_positive_int("step", step, minimum=0)
     check_positive_int("steps", steps)
+    if step > steps:
+        raise ValueError(
+            f"step: expected a step of the run, at most {steps}, got {step}"
+        )
     check_positive_int("warmup_steps", warmup_steps, minimum=0)
     cosine_decay = check_bool("cosine_decay", cosine_decay)
     if step < warmup_steps:
