@@ -1015,6 +1015,7 @@ def _sign_batch():  # prompts whose labels are classes -1 / +1
 
 METHOD_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
     "icl_lib.analysis.curves.accuracy_curve": {"batch": _sign_batch},
+    "icl_lib.analysis.curves.logged": {"curve": _curve, "key": lambda: "loss"},
     "icl_lib.claims.ClaimSet.at_most": {"goal": lambda: 1.0},
     "icl_lib.claims.ClaimSet.at_least": {"goal": lambda: 1.0},
     "icl_lib.claims.ClaimSet.close_to": {"rel_tol": lambda: 0.1, "paper": lambda: 1.0},
@@ -1512,6 +1513,11 @@ POSITIVE = {
     "max_iter",
     "log_every",
 }
+# Where a NaN among the numbers of a mapping is a gap (a learner undefined at some k, a
+# table cell with no value) and only infinity is refused (plotting/_inputs.py).
+NAN_IS_A_GAP = ("icl_lib.plotting.", "icl_lib.notebook.number_table")
+# A table shows any number as its text, an infinite pool size "inf" included.
+TABLE_CELLS = {"icl_lib.notebook.number_table"}
 # The hidden stream a layer inside a model reads: like torch's own layers, a layer
 # passes NaN on (its shape is still checked); the model refuses non-finite prompts at
 # its boundary and fit names a diverged loss (_checks.check_stream).
@@ -1675,6 +1681,23 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
             lambda v: [v, *valid[1:]]
         )
         kinds["wrong type"] = st.just("abc")
+    elif isinstance(valid, dict) and (
+        numeric := [
+            key
+            for key, value in valid.items()
+            if isinstance(value, list) and value and isinstance(value[0], float)
+        ]
+    ):  # e.g. a training curve: its logged numbers, not only its type
+
+        def entry(v):
+            return {**valid, numeric[0]: [v, *valid[numeric[0]][1:]]}
+
+        # a drawn curve may show NaN as a gap; infinity is never drawn
+        if not base.name.startswith(NAN_IS_A_GAP):
+            kinds["nan entry"] = st.just(entry(math.nan))
+        if base.name not in TABLE_CELLS:
+            kinds["inf entry"] = st.just(entry(math.inf))
+        kinds["wrong type"] = st.sampled_from(["abc", 3])
     elif callable(valid) and not inspect.isclass(valid):
         if param not in ANY_TYPE.get(base.name, ()):
             kinds["wrong type"] = st.sampled_from(["abc", 3])

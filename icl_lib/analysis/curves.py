@@ -211,7 +211,9 @@ def accuracy_curve(predictor, batch: PromptBatch, ks: Sequence[int]) -> torch.Te
     return (sign(pred) == batch.ys[:, ks]).double().mean(0)
 
 
-def _logged(curve, key) -> tuple[list, list]:
+def logged(curve, key) -> tuple[list, list]:
+    """``(steps, values)`` of the quantity ``key`` of a logged training curve (a
+    manifest's ``curve``), checked: increasing integer steps, one finite value each."""
     if not isinstance(curve, dict) or "step" not in curve:
         raise ValueError(
             "curve: expected a manifest curve (a dict with 'step'), got "
@@ -244,7 +246,7 @@ def _logged(curve, key) -> tuple[list, list]:
 def logged_range(curve: dict, start: int, stop: int | None = None, *, key="loss"):
     """``(min, max)`` of a logged training curve (a manifest's ``curve``) over the
     steps ``start <= step`` (``< stop``): how flat a plateau is."""
-    steps, values = _logged(curve, key)
+    steps, values = logged(curve, key)
     check_positive_int("start", start, minimum=0)
     if stop is not None:
         check_positive_int("stop", stop, minimum=0)
@@ -263,7 +265,7 @@ def logged_range(curve: dict, start: int, stop: int | None = None, *, key="loss"
 def first_step_below(curve: dict, level: float, *, key="loss") -> int | None:
     """The first logged step whose ``key`` is below ``level`` (None if never): when a
     run leaves a plateau."""
-    steps, values = _logged(curve, key)
+    steps, values = logged(curve, key)
     level = check_real("level", level)
     return next((s for s, v in zip(steps, values, strict=True) if v < level), None)
 
@@ -271,7 +273,7 @@ def first_step_below(curve: dict, level: float, *, key="loss") -> int | None:
 def settled_step(curve: dict, level: float, *, key="loss") -> int | None:
     """The first logged step from which ``key`` stays at most ``level`` to the end of
     the run (None if the last value is above it): when a goal is reached for good."""
-    steps, values = _logged(curve, key)
+    steps, values = logged(curve, key)
     level = check_real("level", level)
     settled = None
     for s, v in zip(steps, values, strict=True):
@@ -321,7 +323,7 @@ def power_law_budget(
     logged step if the curve is already at or below ``level``, and ``inf`` if the fitted
     slope is not negative.
     """
-    steps, values = _logged(curve, key)
+    steps, values = logged(curve, key)
     if not (isinstance(level, int | float) and 0 < level < float("inf")):
         raise ValueError(f"level: expected a positive finite number, got {level!r}")
     from_fraction = check_real("from_fraction", from_fraction, minimum=0.0)

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from .._checks import check_bool, check_positive_int, check_real
-from ..analysis.curves import accuracy_curve, error_curve, excess_error_curve
+from ..analysis.curves import accuracy_curve, error_curve, excess_error_curve, logged
 from .checkpoints import MANIFEST_KEYS
 from .loop import fit
 from .losses import LOSSES
@@ -288,7 +288,9 @@ def loss_change_last_fifth(curve: dict) -> float | None:
     descending). ``None`` for a curve of fewer than 10 points."""
     if not isinstance(curve, dict):
         raise TypeError(f"curve: expected a dict, got {type(curve).__name__}")
-    losses = curve.get("loss", [])
+    if not curve.get("step"):
+        return None
+    _, losses = logged(curve, "loss")  # increasing steps, finite losses
     n = len(losses)
     if n < 10:
         return None
