@@ -33,7 +33,10 @@ venv: $(STAMP)
 # ICL_STATIC_WIDGETS=1: headless kernels draw each widget's first view instead of opening
 # widget comms, which can stall a cell for its whole timeout (icl_lib.runtime).
 # ICL_FIGURE_PACK=1: every figure is drawn as SVG too, for the figure pack (_build/figures).
+# tools/execute_chapters.py first executes the pages the cache lacks, one per core (each
+# kernel computes on one thread), so that jupyter-book finds them all in the cache.
 book: $(STAMP)
+	ICL_STATIC_WIDGETS=1 ICL_FIGURE_PACK=1 $(PY) tools/execute_chapters.py
 	ICL_STATIC_WIDGETS=1 ICL_FIGURE_PACK=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going
 	@echo "site: _build/html/index.html   claims: _build/html/claims.json"
 	$(PY) tools/figure_pack.py

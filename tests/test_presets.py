@@ -25,7 +25,7 @@ from icl_lib.training.checkpoints import (
 )
 from icl_lib.training.loop import Curriculum, fit
 from icl_lib.training.preset import Preset, train_preset
-from icl_lib.training.recipe import recipe
+from icl_lib.training.recipe import follows_recipe, recipe
 from icl_lib.training.samplers import RegressionPrompts
 
 COMMITTED = sorted(p.stem for p in DATA_DIR.glob("*.safetensors"))
@@ -421,3 +421,40 @@ def test_fit_refuses_a_state_it_cannot_resume():
         run(log_every=2, save_state=print, save_every=3)
     with pytest.raises(ValueError, match="generator: expected the generator"):
         run(generator=None, save_state=print)
+
+
+def test_every_book_preset_follows_the_recipe_or_says_why():
+    """Issue 23: one recipe for every book preset, unless the preset says why not (a
+    paper preset follows its paper); a reason beside a preset that follows it is
+    stale."""
+    for name, preset in PRESETS.items():
+        if preset.paper:
+            continue
+        if follows_recipe(preset):
+            assert not preset.off_recipe, (
+                f"{name}: follows the recipe, yet says why not"
+            )
+        else:
+            assert len(preset.off_recipe.split()) >= 8, (
+                f"{name}: off the recipe, no reason"
+            )
+
+
+def test_follows_recipe_tells_the_recipe_from_its_parts():
+    base = PRESETS["gd_looped2"]
+    assert follows_recipe(base)
+    assert not follows_recipe(dataclasses.replace(base, warmup_steps=0))
+    assert not follows_recipe(dataclasses.replace(base, cosine_decay=False))
+    assert not follows_recipe(dataclasses.replace(base, grad_clip=None))
+    with pytest.raises(TypeError, match="preset"):
+        follows_recipe("gd_looped2")
+
+
+def test_the_reason_for_leaving_the_recipe_stays_out_of_the_manifest():
+    """It documents a run and does not change it, so it must not make a checkpoint
+    stale; and it must be a string."""
+    preset = PRESETS["induction_attn2"]
+    assert preset.off_recipe
+    assert "off_recipe" not in preset.to_dict()
+    with pytest.raises(TypeError, match="off_recipe"):
+        dataclasses.replace(preset, off_recipe=None)

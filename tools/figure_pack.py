@@ -5,7 +5,10 @@
 The chapters draw each figure in two formats when ``ICL_FIGURE_PACK=1`` (``make book``
 sets it; :func:`icl_lib.notebook.setup_notebook`): PNG, which the site shows, and SVG,
 which the site leaves out (``nb_mime_priority_overrides`` in ``_config.yml``). This
-script reads the SVGs from the executed notebooks (``_build/jupyter_execute``) and
+script reads the SVGs from the executed chapters in the build's execution cache
+(``_build/.jupyter_cache``, matched as the build matches them: the notebooks that
+Jupyter Book writes to ``_build/jupyter_execute`` hold no outputs for a chapter it took
+from the cache, and ``make book`` executes every chapter ahead of it) and
 writes ``_build/figures/<chapter>/<name>.svg``, ``<name>`` being the figure's label in
 the chapter (``fig-...``; ``cell-<n>`` for an unlabelled drawing), and an
 ``index.html`` that lists them with their captions. A labelled figure without its SVG
@@ -20,15 +23,48 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXECUTED = ROOT / "_build" / "jupyter_execute" / "chapters"
+sys.path.insert(0, str(ROOT / "tools"))
+import execute_chapters  # noqa: E402 (the path above)
+
+EXECUTED = None  # None: the chapters in the execution cache
 OUT = ROOT / "_build" / "figures"
 SVG = "image/svg+xml"
 
 
-def chapter_figures(notebook: Path) -> list[dict]:
-    """``[{"name", "caption", "svgs"}]`` of one executed chapter, in page order: one
-    entry per code cell that drew something (``svgs``: its SVG documents)."""
-    cells = json.loads(notebook.read_text())["cells"]
+def cached_chapters() -> dict[str, dict]:
+    """``{chapter stem: executed notebook}`` of every numbered chapter of ``_toc.yml``
+    found in the execution cache (a chapter whose code changed since is left out)."""
+    from jupyter_cache import get_cache
+    from myst_parser.config.main import MdParserConfig
+
+    if not execute_chapters.CACHE.exists():
+        return {}
+    config = execute_chapters.book_config()
+    md = MdParserConfig(
+        enable_extensions=set(config["parse"]["myst_enable_extensions"])
+    )
+    cache = get_cache(str(execute_chapters.CACHE))
+    found = {}
+    for path in execute_chapters.toc_pages():
+        if not path.stem[:2].isdigit():
+            continue
+        try:
+            _, merged = cache.merge_match_into_notebook(
+                execute_chapters.read_page(path, md)
+            )
+        except KeyError:
+            continue
+        found[path.stem] = json.loads(json.dumps(merged))  # plain dicts
+    return found
+
+
+def chapter_figures(notebook) -> list[dict]:
+    """``[{"name", "caption", "svgs"}]`` of one executed chapter (a notebook file or
+    its dict), in page order: one entry per code cell that drew something (``svgs``:
+    its SVG documents)."""
+    if isinstance(notebook, Path):
+        notebook = json.loads(notebook.read_text())
+    cells = notebook["cells"]
     found = []
     for index, cell in enumerate(cells):
         if cell["cell_type"] != "code":
@@ -52,15 +88,19 @@ def chapter_figures(notebook: Path) -> list[dict]:
     return found
 
 
-def export(executed: Path = EXECUTED, out: Path = OUT) -> dict[str, int]:
-    """Write the pack; returns ``{chapter: number of SVG files}``. Raises if a
+def export(executed: Path | None = EXECUTED, out: Path = OUT) -> dict[str, int]:
+    """Write the pack from the execution cache, or from the executed notebooks
+    ``executed/NN_*.ipynb``; returns ``{chapter: number of SVG files}``. Raises if a
     labelled figure has no SVG (a chapter executed without ``ICL_FIGURE_PACK=1``)."""
-    notebooks = sorted(executed.glob("[0-9][0-9]_*.ipynb"))
+    if executed is None:
+        notebooks = cached_chapters()
+    else:
+        notebooks = {p.stem: p for p in sorted(executed.glob("[0-9][0-9]_*.ipynb"))}
     if not notebooks:
-        raise SystemExit(f"no executed chapters under {executed}: run make book first")
+        where = executed or "the execution cache"
+        raise SystemExit(f"no executed chapters in {where}: run make book first")
     counts, rows, missing = {}, [], []
-    for notebook in notebooks:
-        chapter = notebook.stem
+    for chapter, notebook in sorted(notebooks.items()):
         folder = out / chapter
         folder.mkdir(parents=True, exist_ok=True)
         for old in folder.glob("*.svg"):

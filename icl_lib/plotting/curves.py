@@ -289,7 +289,7 @@ def budget_curves(
                 f"curves[{name!r}]: expected {prompts.shape[0]} values like prompts, "
                 f"got shape {values.shape}"
             )
-        ax.plot(prompts, values, color=PALETTE[i % len(PALETTE)], label=name)
+        ax.plot(prompts, values, color=color_for(name, i), label=name)
     for i, (name, x) in enumerate(marks.items()):
         ax.axvline(x, ls=":", color=NEUTRAL, lw=1.2)
         ax.annotate(

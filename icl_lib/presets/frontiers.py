@@ -17,6 +17,7 @@ from ..models.recurrent import MIXERS, SequenceModelConfig
 from ..training.loop import Curriculum
 from ..training.preset import Preset
 from ..training.recall import RecallSequences, SparseParityPrompts
+from ..training.recipe import recipe
 from ..training.samplers import RegressionPrompts
 
 WIDTH = 32  # residual width of every chapter 9 model
@@ -24,7 +25,9 @@ DEPTH = 4  # blocks of the regression and parity models
 STATE = 8  # states per channel of the selective mixers
 REGRESSION_DIM = 5  # d, chapter 1's dimension
 REGRESSION_POINTS = 2 * REGRESSION_DIM + 1  # contexts k = 0..2d and the query
-STEPS = 8000  # regression training steps
+# Regression training steps: three times the first budget, under the book's recipe;
+# the curve logs the error at k = d and 2d, so the chapter shows the trend.
+STEPS = 24_000
 
 
 def stack(kind: str, depth: int, **task) -> SequenceModelConfig:
@@ -68,16 +71,22 @@ def _regression(kind: str) -> Preset:
         task=RegressionPrompts(
             dims=Curriculum(2, REGRESSION_DIM, increment=1, interval=STEPS // 10),
             points=Curriculum(5, REGRESSION_POINTS, increment=2, interval=STEPS // 10),
+            monitor_ks=(REGRESSION_DIM, 2 * REGRESSION_DIM),
         ),
         loss="prefix_mse",
         metric="error_by_k",
-        steps=STEPS,
-        batch_size=64,
-        lr=1e-3,
-        cosine_decay=True,
+        log_every=200,
+        **recipe(STEPS, lr=1e-3, batch_size=64),
     )
 
 
+# The recall and parity models were trained before the recipe; retraining them under it
+# takes about 35 minutes of one core for the ten runs, which a later sitting gives.
+NOT_YET = (
+    "trained before the recipe, with its cosine decay but not its warm-up or "
+    "gradient clipping; the ten recall and parity runs are retrained under it in a "
+    "later sitting (about 35 minutes of one core)"
+)
 RECALL = RecallSequences(max_pairs=16, n_queries=4, n_keys=32, n_values=32)
 RECALL_DEPTH = 2  # two blocks: the least depth of an induction-head solution
 RECALL_STEPS = 4000
@@ -112,6 +121,7 @@ def _recall(
         batch_size=64,
         lr=1e-3,
         cosine_decay=True,
+        off_recipe=NOT_YET,
     )
 
 
@@ -133,6 +143,7 @@ def _parity(kind: str) -> Preset:
         batch_size=64,
         lr=1e-3,
         cosine_decay=True,
+        off_recipe=NOT_YET,
     )
 
 

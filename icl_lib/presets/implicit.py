@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..models.contextual import RegressionBlockConfig
 from ..training.preset import Preset
+from ..training.recipe import recipe
 from ..training.samplers import RandomLengthRegression
 
 PRESETS = (
@@ -16,8 +17,8 @@ PRESETS = (
         task=RandomLengthRegression(dim=5, max_context=20),
         loss="query_mse",
         metric="query_loss",
-        steps=5000,
-        batch_size=128,
-        lr=2e-3,
+        # The recipe at four times the first budget (5000 steps at a constant rate left
+        # the loss falling by 5 % over the last fifth of the run).
+        **recipe(20_000, lr=2e-3, batch_size=128),
     ),
 )
