@@ -59,3 +59,19 @@ def test_the_attention_smoother_diagram_weighs_examples_near_the_query():
     assert sum(weights) == pytest.approx(1.0)  # softmax weights
     assert "query $x_q$" in [t.get_text() for t in bottom.texts]
     plt.close(fig)
+
+
+def test_the_prompt_layout_diagram_draws_both_layouts_of_one_prompt():
+    fig = plotting.prompt_layout_diagram(n_context=2)
+    left, right = fig.axes
+    left_texts = [t.get_text() for t in left.texts]
+    right_texts = [t.get_text() for t in right.texts]
+    assert all(not ax.axison for ax in fig.axes)
+    # 2k + 1 tokens on the left, each input token with its prediction above it
+    assert len(left.patches) == 2 * 2 + 1 + 2  # a label token is two boxes
+    assert {"$\\hat y_1$", "$\\hat y_2$", "$\\hat y_q$"} <= set(left_texts)
+    # k + 1 columns of Z on the right, the query's label slot 0
+    assert {"$x_1$", "$x_2$", "$x_q$", "$0$"} <= set(right_texts)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="n_context: expected an int from 1 to 4"):
+        plotting.prompt_layout_diagram(n_context=5)

@@ -23,6 +23,7 @@ from .diagrams import (
     implicit_update_diagram,
     induction_circuit_diagram,
     replace_one_diagram,
+    prompt_layout_diagram,
 )
 from .distributions import calibration_plot, predictive_band
 from .heatmaps import (
@@ -60,6 +61,7 @@ __all__ = [
     "recall_capacity",
     "replace_one_diagram",
     "predictive_band",
+    "prompt_layout_diagram",
     "small_multiples",
     "smoother_fit",
     "training_curves",

@@ -535,3 +535,100 @@ def attention_smoother_diagram():
     for ax in (top, bottom):
         ax.set_yticks([])
     return fig
+
+
+def prompt_layout_diagram(n_context: int = 3):
+    """Chapter 1's two layouts of one regression prompt with ``n_context`` examples.
+
+    Left, interleaved tokens (Garg et al. 2022): ``x_1, y_1, ..., x_k, y_k, x_q``, each
+    label padded to the width of an input, ``(y_i, 0, ..., 0)``; a causal model reads
+    the sequence once and its output at every input token is its prediction of that
+    input's label from the examples before it. Right, one token per example, the
+    columns of the matrix ``Z`` (von Oswald et al. 2023): ``(x_i, y_i)``, and the query
+    ``(x_q, 0)`` with its label slot set to 0.
+    """
+    if (
+        isinstance(n_context, bool)
+        or not isinstance(n_context, int)
+        or not 1 <= n_context <= 4
+    ):
+        raise ValueError(f"n_context: expected an int from 1 to 4, got {n_context!r}")
+    n_tokens = 2 * n_context + 1
+    fig, (left, right) = plt.subplots(
+        1,
+        2,
+        figsize=(10.5, 3.4),
+        gridspec_kw={"width_ratios": [n_tokens + 0.6, n_context + 2.6]},
+    )
+    for ax in (left, right):
+        ax.set_axis_off()
+    left.set_xlim(-0.3, n_tokens + 0.3)
+    left.set_ylim(-0.9, 3.6)
+    left.set_title("interleaved tokens: a sequence of length 2k + 1", fontsize=12)
+    for t in range(n_tokens):
+        x, i = 1.0 * t, t // 2 + 1
+        if t % 2:  # a label token: the label in the first entry, zeros below
+            left.add_patch(Rectangle((x, 0), 0.8, 1.3, fc="white", ec="k"))
+            left.add_patch(Rectangle((x, 1.3), 0.8, 0.55, fc=LABEL, alpha=0.35, ec="k"))
+            left.text(x + 0.4, 1.57, f"$y_{i}$", ha="center", va="center", fontsize=11)
+            left.text(x + 0.4, 0.65, "0\n⋮\n0", ha="center", va="center", fontsize=8)
+            continue
+        query = t == n_tokens - 1
+        colour, name = (QUERY, "q") if query else (INPUT, str(i))
+        left.add_patch(Rectangle((x, 0), 0.8, 1.85, fc=colour, alpha=0.25, ec="k"))
+        left.text(x + 0.4, 0.92, f"$x_{name}$", ha="center", va="center", fontsize=11)
+        # the model's output at an input token predicts that input's label
+        left.annotate(
+            f"$\\hat y_{name}$",
+            xy=(x + 0.4, 1.9),
+            xytext=(x + 0.4, 2.75),
+            ha="center",
+            va="bottom",
+            fontsize=11,
+            color=QUERY if query else NEUTRAL,
+            arrowprops={"arrowstyle": "<|-", "color": NEUTRAL},
+        )
+    left.text(
+        (n_tokens - 0.2) / 2,
+        -0.45,
+        "causal: each prediction reads only the tokens to its left",
+        ha="center",
+        va="top",
+        fontsize=9.5,
+        color=NEUTRAL,
+    )
+    right.set_xlim(-0.3, n_context + 2.3)
+    right.set_ylim(-0.9, 3.6)
+    right.set_title("one token per example: the columns of $Z$", fontsize=12)
+    for i in range(n_context):
+        _token(
+            right,
+            i,
+            0,
+            f"$x_{i + 1}$",
+            f"$y_{i + 1}$",
+            colour_top=INPUT,
+            colour_bottom=LABEL,
+        )
+    q = n_context + 1.0
+    _token(right, q, 0, "$x_q$", "$0$", colour_top=QUERY, colour_bottom="white")
+    right.annotate(
+        r"$\hat y_q$",
+        xy=(q + 0.4, 1.9),
+        xytext=(q + 0.4, 2.75),
+        ha="center",
+        va="bottom",
+        fontsize=11,
+        color=QUERY,
+        arrowprops={"arrowstyle": "<|-", "color": NEUTRAL},
+    )
+    right.text(
+        (n_context + 1.6) / 2,
+        -0.45,
+        "the query's label slot is 0: unknown",
+        ha="center",
+        va="top",
+        fontsize=9.5,
+        color=NEUTRAL,
+    )
+    return fig
