@@ -30,7 +30,7 @@ import math
 import numbers
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 VERDICTS = ("pass", "miss", "undecided")
@@ -352,6 +352,25 @@ class ClaimSet:
             if claim.id == id:
                 return claim
         raise KeyError(f"id: no claim {id!r} in chapter {self.chapter!r}")
+
+    def cannot_decide(self, id: str, reason: str) -> None:
+        """Set goal claim ``id`` to ``undecided`` because its pass mark cannot separate
+        the claim from its alternative on this evidence (e.g. a negative control that
+        should fail the mark passes it); ``reason`` is appended to its criterion."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError(f"reason: expected a non-empty string, got {reason!r}")
+        claim = self[id]
+        if claim.kind != "goal" or claim.se is None:
+            raise ValueError(
+                f"id: only a goal claim with a standard error can be undecided, got "
+                f"{id!r} ({claim.kind}, se={claim.se})"
+            )
+        i = self.claims.index(claim)
+        self.claims[i] = replace(
+            claim,
+            verdict="undecided",
+            tolerance=f"{claim.tolerance}; cannot be decided: {reason}",
+        )
 
     def table(self):
         """The claims as an HTML table (an ``IPython.display.HTML`` object)."""

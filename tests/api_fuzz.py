@@ -605,6 +605,7 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
     "icl_lib.analysis.recall.recall_answers": {"model": lambda: _recall_model()},
     "icl_lib.analysis.posterior": {"model": lambda: _posterior_model()},
     "icl_lib.analysis.calibration.nll_curve": {"model": lambda: _pfn_model()},
+    "icl_lib.analysis.calibration.label_nll": {"model": lambda: _pfn_model()},
     "icl_lib.analysis.calibration.pit": {"model": lambda: _pfn_model()},
     "icl_lib.analysis.calibration.predictive_band": {
         "model": lambda: _pfn_model(head="gaussian"),
@@ -612,6 +613,40 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "ys": lambda: _randn(1, N - 1, seed=1),
         "direction": lambda: torch.tensor([1.0, 0.0, 0.0]),
         "ts": lambda: torch.linspace(-1, 1, 5),
+    },
+    "icl_lib.analysis.calibration.gaussian_head_predictive": {
+        "model": lambda: _pfn_model(head="gaussian")
+    },
+    "icl_lib.analysis.calibration.blind_variance": {
+        "var": lambda: torch.rand(B, N, generator=_gen()) + 0.5
+    },
+    "icl_lib.analysis.calibration.conditional_coverage": {
+        "score": lambda: torch.rand(B, N, generator=_gen(3)) + 0.5
+    },
+    "icl_lib.analysis.curves.ratio_of_means": {
+        "numerator": lambda: torch.rand(8, generator=_gen()) + 0.1,
+        "denominator": lambda: torch.rand(8, generator=_gen(1)) + 0.1,
+    },
+    "icl_lib.analysis.posterior.posterior_mean_vectors": {
+        "batch": lambda: _task(
+            "mixture_linear_regression", B, N, **_opposite_mixture()
+        ),
+        "ks": lambda: [1, 2],
+        **{
+            k: (lambda k=k: _opposite_mixture()[k])
+            for k in ("means", "covs", "weights")
+        },
+    },
+    "icl_lib.analysis.posterior.component_weights_from_vectors": {
+        "vectors": lambda: _randn(B, 2, D, seed=5),
+        "batch": lambda: _task(
+            "mixture_linear_regression", B, N, **_opposite_mixture()
+        ),
+        "ks": lambda: [1, 2],
+        **{
+            k: (lambda k=k: _opposite_mixture()[k])
+            for k in ("means", "covs", "weights")
+        },
     },
     "icl_lib.analysis.calibration.bucket_cost": {
         "bars": lambda: __import__("icl_lib").models.pfn.BarDistribution(
@@ -894,6 +929,24 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         ),
     },
     "icl_lib.analysis.selection.residual_features": {"model": lambda: _prompt_model()},
+    "icl_lib.analysis.selection.ridge_path_errors": {
+        "batch": _regression_batch,
+        "ks": lambda: [2, 4],
+        "lams": lambda: [0.0, 0.1, 1.0],
+    },
+    "icl_lib.analysis.selection.minimax_ratio": {
+        "errors": lambda: torch.rand(3, 2, generator=_gen()) + 0.5,  # (members, kinds)
+        "reference": lambda: torch.rand(2, generator=_gen()) + 0.2,
+    },
+    "icl_lib.analysis.selection.decisive_group": {
+        "ratio": lambda: torch.tensor([1.2, 0.9]),
+        "se": lambda: torch.tensor([0.05, 0.1]),
+        "mark": lambda: 1.1,
+    },
+    "icl_lib.analysis.selection.geometric_mean_ratio": {
+        "numerator": lambda: torch.rand(8, 3, generator=_gen()) + 0.1,
+        "denominator": lambda: torch.rand(8, 3, generator=_gen()) + 0.2,
+    },
     "icl_lib.analysis.stability.dilution_ratio": {
         "curve": lambda: __import__("icl_lib").analysis.stability.replacement_stability(
             _ols(), _regression_batch(), [2, 4]
@@ -994,11 +1047,11 @@ def _concept_positions():
     return _concept_prompts().output_positions
 
 
-def _claim_set_with(id):
+def _claim_set_with(id, se=None):
     from icl_lib.claims import ClaimSet
 
     claims = ClaimSet("demo")
-    claims.at_most(id, "a demonstration", kind="goal", book=0.5, goal=1.0)
+    claims.at_most(id, "a demonstration", kind="goal", book=0.5, goal=1.0, se=se)
     return claims
 
 
@@ -1023,6 +1076,11 @@ METHOD_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "estimate": lambda: 1.0,
         "se": lambda: 0.1,
         "closed_form": lambda: 1.05,
+    },
+    "icl_lib.claims.ClaimSet.cannot_decide": {
+        "self": lambda: _claim_set_with("demo.a", se=0.1),
+        "id": lambda: "demo.a",
+        "reason": lambda: "a control passes the mark too",
     },
     "icl_lib.claims.ClaimSet.summary": {
         "self": lambda: _claim_set_with("demo.a"),

@@ -7,22 +7,33 @@ import pytest
 import torch
 
 from icl_lib.analysis.calibration import (
+    blind_variance,
     bucket_cost,
     calibration_curve,
+    conditional_coverage,
     coverage,
     exact_mean_gap_curve,
     exact_nll_curve,
     exact_pit,
+    exact_predictive,
+    gaussian_pit,
+    label_nll,
+    nll_curve,
     pit,
 )
+from icl_lib.analysis.curves import excess_error_curve, excess_errors, ratio_of_means
 from icl_lib.analysis.posterior import (
     component_weight_curves,
+    component_weights_from_vectors,
     implied_task_vectors,
+    posterior_kl_baselines,
     posterior_kl_curve,
+    posterior_mean_vectors,
     readout_errors,
 )
 from icl_lib.learners import (
     bayes_posterior_predictive,
+    best_covariance_kl,
     dmmse,
     gaussian_kl,
     gaussian_posterior,
@@ -198,6 +209,46 @@ def test_gaussian_kl_closed_form():
     )
 
 
+def test_best_covariance_for_a_wrong_mean_gives_the_log_floor():
+    """For a fixed mean error delta, KL(p || q) over cov_q is smallest at
+    cov_q = cov_p + delta delta^T, where it is log(1 + delta^T cov_p^-1 delta) / 2;
+    the exact covariance costs delta^T cov_p^-1 delta / 2 (chapter 4, Experiment 4)."""
+    g = torch.Generator().manual_seed(3)
+    A = torch.randn(6, 4, 4, generator=g, dtype=F64)
+    cov_p = A @ A.mT / 4 + 0.1 * torch.eye(4, dtype=F64)
+    mean_p = torch.randn(6, 4, generator=g, dtype=F64)
+    delta = torch.randn(6, 4, generator=g, dtype=F64)
+    mean_q = mean_p + delta
+    quad = (delta * torch.linalg.solve(cov_p, delta.unsqueeze(-1))[..., 0]).sum(-1)
+    floor = best_covariance_kl(mean_p, cov_p, mean_q)
+    assert torch.allclose(floor, 0.5 * torch.log1p(quad), atol=1e-12)
+    best = cov_p + delta.unsqueeze(-1) * delta.unsqueeze(-2)
+    assert torch.allclose(gaussian_kl(mean_p, cov_p, mean_q, best), floor, atol=1e-12)
+    exact = gaussian_kl(mean_p, cov_p, mean_q, cov_p)
+    assert torch.allclose(exact, 0.5 * quad, atol=1e-12)
+    assert bool((floor < exact).all())  # log(1 + u) < u for u > 0
+    for scale in (0.5, 0.9, 1.1, 2.0):  # scaling the best covariance costs more
+        assert bool((gaussian_kl(mean_p, cov_p, mean_q, scale * best) > floor).all())
+    for _ in range(20):  # and so does any nearby covariance
+        E = 0.05 * torch.randn(6, 4, 4, generator=g, dtype=F64)
+        other = best + E @ E.mT
+        assert bool((gaussian_kl(mean_p, cov_p, mean_q, other) >= floor).all())
+    # the referee's setting: d = 5, k = 20, sigma^2 = 0.25, E|delta|^2 = 0.0886
+    X = torch.randn(4000, 20, 5, generator=g, dtype=F64)
+    precision = torch.eye(5, dtype=F64) + X.mT @ X / 0.25
+    cov = torch.linalg.inv(precision)
+    delta = (0.0886 / 5) ** 0.5 * torch.randn(4000, 5, generator=g, dtype=F64)
+    zero = torch.zeros(4000, 5, dtype=F64)
+    floor = best_covariance_kl(zero, cov, delta).mean().item()
+    exact = gaussian_kl(zero, cov, delta, cov).mean().item()
+    assert abs(exact - 0.5 * 0.0886 * (1 + 20 / 0.25)) < 0.15  # about 3.6 nats
+    assert 0.85 < floor < 1.05  # about 0.96 nats, not 3.6
+    with pytest.raises(ValueError, match="cov_p: expected positive definite"):
+        best_covariance_kl(mean_p, -cov_p, mean_q)
+    with pytest.raises(ValueError, match="mean_q: expected the shape"):
+        best_covariance_kl(mean_p, cov_p, mean_q[:, :3])
+
+
 def test_bad_input_names_the_argument():
     batch = _prompts()
     xs, ys, xq, _ = batch.prompt(3)
@@ -319,6 +370,9 @@ def test_predictive_model_is_causal_and_its_mean_is_predict():
         )
         u = pit(model, batch)
         assert u.shape == (4, 6) and bool(((u >= 0) & (u <= 1)).all())
+        per_label = label_nll(model, batch)  # (B, n); its mean over prompts
+        assert torch.allclose(per_label, -logp.detach(), atol=1e-6)
+        assert torch.allclose(nll_curve(model, batch), per_label.mean(0), atol=1e-6)
 
 
 def test_warm_start_keeps_the_parents_predictions():
@@ -373,6 +427,7 @@ def test_posterior_model_log_prob_and_kl():
     assert kl["total"].shape == (6,) and bool((kl["covariance"] >= 0).all())
     assert torch.allclose(kl["mean"] + kl["covariance"], kl["total"], atol=1e-12)
     assert bool((kl["mean"] >= 0).all())
+    assert bool((kl["floor"] <= kl["total"] + 1e-12).all())  # no covariance beats it
     with pytest.raises(ValueError, match="w: expected shape"):
         model.posterior_log_prob(batch.xs, batch.ys, batch.w[:, :2])
 
@@ -509,3 +564,148 @@ def test_sparse_prior_is_the_law_of_sparse_tasks_and_gives_their_bayes_predictor
     assert ((bayes - yq) ** 2).mean() < ((linear - yq) ** 2).mean()
     with pytest.raises(ValueError, match="sparsity: expected at most dim"):
         sparse_prior(3, 4)
+
+
+# --- baselines and standard errors of chapter 4's claims ----------------------------
+
+
+def test_conditional_coverage_tells_a_posterior_blind_variance_apart():
+    batch = _prompts(B=3000, k=9, d=4, noise=0.5, seed=3)
+    mean, var = exact_predictive(batch, 0.5)
+    exact = conditional_coverage(exact_pit(batch, 0.5), var, 3)
+    # The exact predictive covers 90 % in every group, within its clustered se.
+    assert bool(((exact["share"] - 0.9).abs() < 4 * exact["se"]).all())
+    assert torch.equal(
+        exact["count"].sum(), torch.tensor(float(var.numel()), dtype=F64)
+    )
+    # The same mean with each k's average variance: right on average, too wide where
+    # the posterior is sharp and too narrow where it is not.
+    blind = blind_variance(var)
+    assert torch.allclose(blind[0], var.mean(0)) and torch.equal(blind[0], blind[-1])
+    u_blind = gaussian_pit(mean, blind, batch.ys)
+    by_var = conditional_coverage(u_blind, var, 3)
+    assert by_var["share"][0] > 0.9 + 4 * by_var["se"][0]
+    assert by_var["share"][2] < 0.9 - 4 * by_var["se"][2]
+    # One group is the pooled coverage.
+    pooled = conditional_coverage(u_blind, var, 1)
+    assert abs(pooled["share"].item() - coverage(u_blind, 0.9)) < 1e-12
+    # gaussian_pit is the normal distribution function.
+    z = torch.tensor([-1.0, 0.0, 2.0], dtype=F64)
+    ref = torch.distributions.Normal(0.0, 1.0).cdf(z)
+    assert torch.allclose(
+        gaussian_pit(torch.zeros(3, dtype=F64), 4 * torch.ones(3, dtype=F64), 2 * z),
+        ref,
+    )
+
+
+def test_clustered_coverage_se_is_the_binomial_one_for_independent_labels():
+    g = torch.Generator().manual_seed(0)
+    u = torch.rand(4000, 1, generator=g, dtype=F64)  # one label per prompt
+    out = conditional_coverage(u, torch.rand(4000, 1, generator=g, dtype=F64), 1)
+    p = out["share"].item()
+    assert abs(out["se"].item() - (p * (1 - p) / 4000) ** 0.5) < 1e-6
+
+
+def test_ratio_of_means_and_its_paired_standard_error():
+    g = torch.Generator().manual_seed(1)
+    b = 1 + torch.rand(200_000, generator=g, dtype=F64)
+    a = 2 * b + 0.1 * torch.randn(200_000, generator=g, dtype=F64)
+    ratio, se = ratio_of_means(a, b)
+    assert abs(ratio - a.mean().item() / b.mean().item()) < 1e-12
+    # Paired: the common part cancels, so se is that of the small independent part.
+    ref = 0.1 / (200_000**0.5 * b.mean().item())
+    assert abs(se / ref - 1) < 0.02
+    # By repetition: the spread of the ratio over independent samples.
+    ratios = []
+    for seed in range(300):
+        g = torch.Generator().manual_seed(100 + seed)
+        bb = 1 + torch.rand(400, generator=g, dtype=F64)
+        aa = bb * (1 + torch.rand(400, generator=g, dtype=F64))
+        ratios.append(ratio_of_means(aa, bb)[0])
+    _, se1 = ratio_of_means(aa, bb)
+    assert abs(torch.tensor(ratios).std().item() / se1 - 1) < 0.2
+    with pytest.raises(ValueError, match="denominator: expected a mean other than 0"):
+        ratio_of_means(
+            torch.ones(3, dtype=F64), torch.tensor([1.0, -1.0, 0.0], dtype=F64)
+        )
+
+
+def test_excess_errors_are_the_curve_prompt_by_prompt():
+    batch = _prompts(B=50, k=6, d=3, noise=0.2, seed=4)
+    learner = functools.partial(ridge, lam=0.04)
+    per_prompt = excess_errors(learner, batch, [0, 2, 5])
+    assert per_prompt.shape == (50, 3)
+    assert torch.allclose(
+        per_prompt.mean(0), excess_error_curve(learner, batch, [0, 2, 5])
+    )
+
+
+def test_weights_from_posterior_mean_vectors():
+    means, covs, weights = mixture_prior(3)
+    batch = mixture_linear_regression(
+        80, 5, means=means, covs=covs, weights=weights, noise_std=0.1, seed=2, dtype=F64
+    )
+    ks = [0, 1, 3]
+    exact = posterior_mean_vectors(
+        batch, ks, means=means, covs=covs, weights=weights, noise_std=0.1
+    )
+    kw = dict(means=means, covs=covs, weights=weights, noise_std=0.1)
+    own = component_weights_from_vectors(exact, batch, ks, **kw)
+    # The Bayes predictor's own vector implies exactly its weights.
+    assert torch.allclose(own["model"], own["exact"], atol=1e-10)
+    assert float(own["gap"].max()) < 1e-10
+    # The split adds up to the excess squared error of predicting with the vector.
+    total = ((exact - batch.w.unsqueeze(1)) ** 2).sum(-1).mean(0)
+    assert torch.allclose(own["first_error"] + own["rest_error"], total)
+    # A single Gaussian with the mixture's moments: one component.
+    single = posterior_mean_vectors(
+        batch,
+        ks,
+        means=torch.zeros(1, 3, dtype=F64),
+        covs=torch.diag(torch.tensor([9.0, 1, 1], dtype=F64))[None],
+        weights=torch.ones(1, dtype=F64),
+        noise_std=0.1,
+    )
+    xs, ys, _, _ = batch.prompt(3)
+    ref = gaussian_posterior(
+        xs,
+        ys,
+        prior_mean=torch.zeros(3, dtype=F64),
+        prior_cov=torch.diag(torch.tensor([9.0, 1, 1], dtype=F64)),
+        noise_std=0.1,
+    ).mean
+    assert torch.allclose(single[:, 2], ref, atol=1e-12)
+    blind = component_weights_from_vectors(single, batch, ks, **kw)
+    assert float(blind["gap"][1:].min()) > 0.01  # it does not weigh as Bayes does
+
+
+def test_posterior_kl_baselines():
+    batch = _prompts(B=400, k=6, d=3, noise=0.5, seed=5)
+    base = posterior_kl_baselines(batch, 0.5)
+    # With no example the exact posterior is the prior: both baselines are 0.
+    assert float(base["prior"][0].abs()) < 1e-12
+    assert float(base["isotropic"][0].abs()) < 1e-12
+    # The prior's KL grows with the examples (the information they carry).
+    assert bool((base["prior"][1:] > base["prior"][:-1]).all())
+    # Direct check at k = 4 against gaussian_kl.
+    xs, ys, _, _ = batch.prompt(4)
+    post = gaussian_posterior(
+        xs,
+        ys,
+        prior_mean=torch.zeros(3, dtype=F64),
+        prior_cov=torch.eye(3, dtype=F64),
+        noise_std=0.5,
+    )
+    c = post.cov.diagonal(dim1=-2, dim2=-1).sum(-1).mean() / 3
+    iso = gaussian_kl(
+        post.mean, post.cov, post.mean, c * torch.eye(3, dtype=F64).expand(400, 3, 3)
+    )
+    assert torch.allclose(base["isotropic"][4], iso.mean())
+    # c is the best scale: a nearby one costs more.
+    worse = gaussian_kl(
+        post.mean,
+        post.cov,
+        post.mean,
+        1.1 * c * torch.eye(3, dtype=F64).expand(400, 3, 3),
+    )
+    assert worse.mean() > iso.mean()

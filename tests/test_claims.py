@@ -311,3 +311,17 @@ def test_a_monte_carlo_check_is_judged_in_standard_errors(tmp_path):
             tolerance="t",
             verdict="pass",
         )
+
+
+def test_a_goal_claim_that_cannot_be_decided_becomes_undecided_with_its_reason():
+    claims = ClaimSet("unit")
+    claims.at_most("unit.ratio", "a ratio", kind="goal", book=1.0, goal=1.2, se=0.01)
+    claims.cannot_decide("unit.ratio", "the control passes too")
+    claim = claims["unit.ratio"]
+    assert claim.verdict == "undecided"
+    assert claim.tolerance.endswith("cannot be decided: the control passes too")
+    claims.at_most("unit.exact", "an identity", kind="identity", book=0.0, goal=1e-12)
+    with pytest.raises(ValueError, match="only a goal claim with a standard error"):
+        claims.cannot_decide("unit.exact", "no")
+    with pytest.raises(ValueError, match="reason: expected a non-empty string"):
+        claims.cannot_decide("unit.ratio", " ")

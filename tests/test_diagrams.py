@@ -52,6 +52,16 @@ def test_the_cache_and_state_diagram_shows_both_memories():
         plotting.cache_and_state_diagram(n_pairs=0)
 
 
+def test_the_bayes_diagram_shows_training_and_inference_meeting():
+    fig = plotting.bayes_two_views_diagram()
+    texts = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
+    assert all(not ax.axison for ax in fig.axes)
+    assert "training" in texts and "inference" in texts
+    assert "-\\log q_\\theta" in texts and "p(w \\mid D)" in texts
+    assert "its minimiser over all $q$" in texts
+    plt.close(fig)
+
+
 def test_the_attention_smoother_diagram_weighs_examples_near_the_query():
     fig = plotting.attention_smoother_diagram()
     top, bottom = fig.axes
@@ -59,6 +69,23 @@ def test_the_attention_smoother_diagram_weighs_examples_near_the_query():
     assert sum(weights) == pytest.approx(1.0)  # softmax weights
     assert "query $x_q$" in [t.get_text() for t in bottom.texts]
     plt.close(fig)
+
+
+def test_the_selection_diagram_shows_validation_and_testing_side_by_side():
+    fig = plotting.selection_routes_diagram(n_candidates=2)
+    left, right = fig.axes
+    left_texts = " ".join(t.get_text() for t in left.texts)
+    right_texts = " ".join(t.get_text() for t in right.texts)
+    assert all(not ax.axison for ax in fig.axes)
+    # validation: two candidates scored on the held-out part, no third
+    assert "$f_2$" in left_texts and "$f_3$" not in left_texts
+    assert "validate on these" in left_texts and "\\hat L_2" in left_texts
+    # testing: one statistic of the context routes to one of two learners
+    assert "t(D)" in right_texts and "logistic regression" in right_texts
+    assert "$x_q$" in left_texts and "$x_q$" in right_texts
+    plt.close(fig)
+    with pytest.raises(ValueError, match="n_candidates: expected an int from 2 to 4"):
+        plotting.selection_routes_diagram(n_candidates=1)
 
 
 def test_the_prompt_layout_diagram_draws_both_layouts_of_one_prompt():

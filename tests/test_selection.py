@@ -11,14 +11,18 @@ import torch
 
 from icl_lib.analysis.selection import (
     bayes_label_accuracy,
+    decisive_group,
     error_ratio,
+    geometric_mean_ratio,
     group_means,
     grouped_error_ratio,
     grouped_squared_errors,
+    minimax_ratio,
     noise_sweep,
     probe_accuracy,
     probe_by_layer,
     residual_features,
+    ridge_path_errors,
     squared_errors,
     tuned_learner,
 )
@@ -644,3 +648,74 @@ def test_logged_curve_helpers():
         first_step_below({"step": [1]}, 0.5)
     with pytest.raises(ValueError, match="curve: expected a manifest curve"):
         first_step_below({"loss": [1.0]}, 0.5)
+
+
+# --- the pass mark of a selection claim ---
+
+
+def test_minimax_ratio_by_hand():
+    # three learners on two kinds, the reference (1, 2): ratios (1, 2), (2, 1),
+    # (3, 0.5); worst (2, 2, 3); the best member is the first (ties: the first)
+    errors = torch.tensor([[1.0, 4.0], [2.0, 2.0], [3.0, 1.0]], dtype=F64)
+    c_star, p_star, worst = minimax_ratio(errors, torch.tensor([1.0, 2.0], dtype=F64))
+    assert c_star == 2.0 and p_star == 0
+    assert torch.equal(worst, torch.tensor([2.0, 2.0, 3.0], dtype=F64))
+    with pytest.raises(ValueError, match="reference: expected one error per kind"):
+        minimax_ratio(errors, torch.ones(3, dtype=F64))
+    with pytest.raises(ValueError, match="reference: expected errors > 0"):
+        minimax_ratio(errors, torch.tensor([1.0, 0.0], dtype=F64))
+
+
+def test_ridge_path_errors_match_ridge_and_least_squares():
+    batch = noise_mixture_regression(64, 9, 4, (0.1, 1.0), seed=3, dtype=F64)
+    ks, lams = [0, 2, 4, 6, 8], [0.0, 0.01, 0.5, 3.0]
+    path = ridge_path_errors(batch, ks, lams)
+    assert path.shape == (4, 64, 5) and path.dtype == F64
+    for i, lam in enumerate(lams):
+        learner = ols if lam == 0 else partial(ridge, lam=lam)
+        direct = squared_errors(learner, batch, ks)
+        assert torch.allclose(path[i], direct, rtol=1e-8, atol=1e-10)
+
+
+def test_the_one_penalty_family_fails_its_own_mark():
+    # two noise levels, d = 5, k = 10: the best single penalty pays c* > 1 on its worst
+    # level against the exact mixture posterior, so every one-penalty ridge fails
+    # the mark sqrt(c*) there; the mixture posterior itself passes it
+    levels = (0.1, 1.0)
+    batch = noise_mixture_regression(4096, 11, 5, levels, seed=8, dtype=F64)
+    lams = [0.0, *np.logspace(-3, 1, 25).tolist()]
+    path = ridge_path_errors(batch, [10], lams)[..., 0]  # (P, B)
+    groups = batch.component
+    errors = torch.stack([path[:, groups == g].mean(1) for g in (0, 1)], dim=1)
+    bayes = squared_errors(
+        partial(noise_mixture_posterior_mean, noise_levels=levels), batch, [10]
+    )[:, 0]
+    reference = torch.stack([bayes[groups == g].mean() for g in (0, 1)])
+    c_star, _, worst = minimax_ratio(errors, reference)
+    assert c_star > 1.05
+    assert bool((worst >= c_star).all()) and bool((worst > c_star**0.5).all())
+
+
+def test_decisive_group_decides_the_joint_claim():
+    ratio = torch.tensor([1.3, 1.05, 1.12], dtype=F64)
+    se = torch.tensor([0.2, 0.01, 0.01], dtype=F64)
+    # z = (0.1, -5, 2): the third kind is clearly above the mark 1.1
+    assert decisive_group(ratio, se, 1.1) == 2
+    assert decisive_group(ratio[:2], se[:2], 1.1) == 0  # z = (1, -5): undecided
+    with pytest.raises(ValueError, match="se: expected the shape of ratio"):
+        decisive_group(ratio, se[:2], 1.1)
+
+
+def test_geometric_mean_ratio():
+    gen = torch.Generator().manual_seed(0)
+    a = torch.rand(500, 3, generator=gen, dtype=F64) + 0.5
+    b = a * torch.tensor([1.0, 2.0, 4.0], dtype=F64) + 0.1 * torch.rand(
+        500, 3, generator=gen, dtype=F64
+    )
+    ratio, se = geometric_mean_ratio(a, b)
+    per_k = a.mean(0) / b.mean(0)
+    assert math.isclose(ratio, per_k.log().mean().exp().item(), rel_tol=1e-12)
+    one, one_se = geometric_mean_ratio(a[:, :1], b[:, :1])
+    direct, direct_se = error_ratio(a[:, 0], b[:, 0])
+    assert math.isclose(one, direct.item(), rel_tol=1e-12)
+    assert math.isclose(one_se, direct_se.item(), rel_tol=1e-9)

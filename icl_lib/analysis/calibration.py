@@ -87,13 +87,19 @@ def exact_nll_curve(batch: PromptBatch, noise_std: float) -> torch.Tensor:
     return -gaussian_log_density(mean, var, batch.ys).mean(0)
 
 
-def nll_curve(model, batch: PromptBatch) -> torch.Tensor:
-    """A model's mean negative log-likelihood of the label at every context size:
-    ``(n,)``."""
+def label_nll(model, batch: PromptBatch) -> torch.Tensor:
+    """A model's negative log-likelihood of every label given the examples before it:
+    ``(B, n)`` (per prompt, so that a mean over prompts gets a standard error)."""
     check_model("model", model, "eval", "log_predictive")
     _check_batch(batch)
     with torch.no_grad():
-        return -model.eval().log_predictive(batch.xs, batch.ys).mean(0)
+        return -model.eval().log_predictive(batch.xs, batch.ys)
+
+
+def nll_curve(model, batch: PromptBatch) -> torch.Tensor:
+    """A model's mean negative log-likelihood of the label at every context size:
+    ``(n,)``."""
+    return label_nll(model, batch).mean(0)
 
 
 def pit(model, batch: PromptBatch) -> torch.Tensor:
@@ -109,7 +115,7 @@ def pit(model, batch: PromptBatch) -> torch.Tensor:
 def exact_pit(batch: PromptBatch, noise_std: float) -> torch.Tensor:
     """The same transform under the exact posterior predictive: ``(B, n)``."""
     mean, var = exact_predictive(batch, noise_std)
-    return 0.5 * torch.erfc((mean - batch.ys) / torch.sqrt(2 * var))
+    return gaussian_pit(mean, var, batch.ys.to(mean))
 
 
 def coverage(u: torch.Tensor, level: float = 0.9) -> float:
@@ -219,3 +225,92 @@ def exact_mean_gap_curve(
     mean, _ = exact_predictive(batch.to(dtype=torch.float64), noise_std)
     pred = predictions(predictor, batch, range(batch.n_points)).double()
     return ((pred - mean) ** 2).mean(0)
+
+
+def gaussian_pit(mean, var, y) -> torch.Tensor:
+    """The probability integral transform ``Phi((y - mean) / sqrt(var))`` of labels
+    under Gaussian predictives: three tensors of one shape, ``var > 0``; returns that
+    shape (what :func:`coverage` and :func:`calibration_curve` read)."""
+    gaussian_log_density(mean, var, y)  # the same checks
+    return 0.5 * torch.erfc((mean - y) / torch.sqrt(2 * var))
+
+
+def gaussian_head_predictive(model, batch: PromptBatch):
+    """A Gaussian-head model's predictive mean and variance of every label given the
+    examples before it: two ``(B, n)`` float64 tensors."""
+    check_model("model", model, "eval", "predictive_params", "gaussian")
+    _check_batch(batch)
+    with torch.no_grad():
+        params = model.eval().predictive_params(batch.xs, batch.ys)
+        mean, var = model.gaussian(params)
+    return mean.double(), var.double()
+
+
+def blind_variance(var: torch.Tensor) -> torch.Tensor:
+    """The posterior-unaware variance: each context size's mean of ``var`` over the
+    prompts, the same for every prompt. ``var (B, n) -> (B, n)``.
+
+    With the exact predictive mean it makes the predictor that knows the right mean
+    and the right *average* width at every ``k`` but not which prompts are uncertain:
+    the alternative a calibration claim must exclude (chapter 4)."""
+    var = check_finite("var", check_tensor("var", var, 2))
+    if var.shape[0] < 1 or var.shape[1] < 1:
+        raise ValueError(
+            f"var: expected at least one prompt and label, got {var.shape}"
+        )
+    if not bool((var > 0).all()):
+        raise ValueError("var: expected variances > 0, got some <= 0")
+    return var.mean(0, keepdim=True).expand_as(var)
+
+
+def conditional_coverage(u, score, n_groups: int = 3, level: float = 0.9) -> dict:
+    """Coverage within groups of labels of equal size by ``score``, with standard
+    errors clustered by prompt.
+
+    ``u (B, n)``: PIT values, one row per prompt; ``score (B, n)``: what sorts the
+    labels into ``n_groups`` quantile groups (e.g. the exact predictive variance: a
+    predictor that ignores which prompts are uncertain covers too much in the low
+    group and too little in the high one). Returns ``{"share", "se", "count"}``, each
+    ``(n_groups,)``, and ``"edges"`` ``(n_groups + 1,)``. ``se`` treats prompts, not
+    labels, as independent (the labels of one prompt share its task): the
+    ratio-estimator variance ``sum_b R_b^2 / N^2 * B / (B - 1)`` with ``R_b`` the sum
+    over prompt ``b``'s labels in the group of ``hit - share``. With ``n_groups = 1``
+    it is the pooled coverage and its clustered standard error.
+    """
+    _check_pit(u)
+    u = check_tensor("u", u, 2)
+    score = check_finite("score", check_tensor("score", score, 2))
+    if score.shape != u.shape:
+        raise ValueError(
+            f"score: expected the shape of u {tuple(u.shape)}, got {tuple(score.shape)}"
+        )
+    n_groups = check_positive_int("n_groups", n_groups)
+    level = check_real("level", level, minimum=0.0, strict=True)
+    if level >= 1:
+        raise ValueError(f"level: expected a number in (0, 1), got {level}")
+    B = u.shape[0]
+    if B < 2:
+        raise ValueError(f"u: expected at least 2 prompts (rows), got {B}")
+    lo, hi = (1 - level) / 2, (1 + level) / 2
+    hit = ((u > lo) & (u < hi)).double()
+    score = score.double()
+    edges = torch.quantile(
+        score.reshape(-1), torch.linspace(0, 1, n_groups + 1, dtype=torch.float64)
+    )
+    rank = torch.bucketize(score, edges[1:-1], right=True)  # group 0..n_groups-1
+    shares, ses, counts = [], [], []
+    for g in range(n_groups):
+        mask = (rank == g).double()
+        count = mask.sum()
+        share = (hit * mask).sum() / count.clamp_min(1)
+        residual = ((hit - share) * mask).sum(1)  # (B,)
+        var = (residual**2).sum() / count.clamp_min(1) ** 2 * B / (B - 1)
+        shares.append(share)
+        ses.append(var.sqrt())
+        counts.append(count)
+    return {
+        "share": torch.stack(shares),
+        "se": torch.stack(ses),
+        "count": torch.stack(counts),
+        "edges": edges,
+    }

@@ -50,12 +50,14 @@ def concept_curves(
     Returns:
         ``{"ns": [n, ...], measure: {predictor: (len(ns),) float64 tensor},
         "posterior": (len(ns),), "total_variation": (len(ns),),
-        "delimiter_answers": {predictor: (len(ns),)}}`` with ``measure`` in
+        "delimiter_answers": {predictor: (len(ns),)}, "correct": {predictor: (B,
+        len(ns))}}`` with ``measure`` in
         :data:`MEASURES`, ``predictor`` in :data:`PREDICTORS` and ``posterior`` the
         Bayes posterior mass of the true concept at the test input, averaged over
         prompts; ``total_variation`` the mean total-variation distance between the
         model's and the Bayes next-token distributions; ``delimiter_answers`` the share
-        of argmax answers that are the delimiter.
+        of argmax answers that are the delimiter; ``correct`` the accuracy prompt by
+        prompt (1.0 or 0.0), for paired standard errors.
     """
     if not isinstance(mixture, HMMConceptMixture):
         raise TypeError(
@@ -80,10 +82,11 @@ def concept_curves(
     }
     outputs = prompts.tokens[:, prompts.output_positions]  # (B, n_max + 1)
     labels = probs["oracle"].argmax(-1)
-    result = {"ns": ns, **{measure: {} for measure in MEASURES}}
+    result = {"ns": ns, "correct": {}, **{measure: {} for measure in MEASURES}}
     for name, p in probs.items():
         guess = p[:, ns].argmax(-1)
-        result["accuracy"][name] = (guess == labels[:, ns]).double().mean(0)
+        result["correct"][name] = (guess == labels[:, ns]).double()
+        result["accuracy"][name] = result["correct"][name].mean(0)
         result["token_accuracy"][name] = (guess == outputs[:, ns]).double().mean(0)
         picked = p[:, ns].gather(2, outputs[:, ns, None]).squeeze(2)
         result["log_loss"][name] = -picked.clamp_min(1e-300).log().mean(0)

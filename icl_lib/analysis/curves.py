@@ -19,10 +19,12 @@ import torch
 
 from .._checks import (
     check_bool,
+    check_finite,
     check_float_tensor,
     check_positive_int,
     check_real,
     check_sequence,
+    check_tensor,
 )
 from ..prompts import PromptBatch
 
@@ -165,12 +167,54 @@ def excess_error_curve(
             "batch: expected prompts that keep their task vectors w (a "
             f"RegressionBatch), got {type(batch).__name__}"
         )
+    return excess_errors(predictor, batch, ks, normalise=normalise).mean(0)
+
+
+def excess_errors(
+    predictor, batch: PromptBatch, ks: Sequence[int], *, normalise: bool = True
+) -> torch.Tensor:
+    """The squared errors against the noiseless target ``<w, x_k>`` prompt by prompt:
+    ``(B, len(ks))``, float64, whose mean over prompts is
+    :func:`excess_error_curve` (kept per prompt for paired standard errors, e.g.
+    :func:`ratio_of_means`)."""
+    if not hasattr(batch, "w"):
+        raise TypeError(
+            "batch: expected prompts that keep their task vectors w (a "
+            f"RegressionBatch), got {type(batch).__name__}"
+        )
     ks = list(check_sequence("ks", ks, "a sequence of context sizes"))
     normalise = check_bool("normalise", normalise)
     pred = predictions(predictor, batch, ks)
     target = torch.einsum("bkd,bd->bk", batch.xs[:, ks], batch.w)
-    errors = ((pred - target) ** 2).double().mean(0).cpu()
+    errors = ((pred - target) ** 2).double().cpu()
     return errors / batch.dim if normalise else errors
+
+
+def ratio_of_means(numerator, denominator) -> tuple[float, float]:
+    """``mean(numerator) / mean(denominator)`` over paired samples and its delta-method
+    standard error: ``(ratio, se)``, floats.
+
+    ``numerator``, ``denominator``: ``(B,)`` values measured on the same ``B`` prompts
+    (e.g. a model's and the Bayes predictor's excess errors), so their correlation
+    enters: ``se^2 = var(a - r b) / (B mean(b)^2)``. The denominator's mean must not
+    be 0.
+    """
+    a = check_finite("numerator", check_tensor("numerator", numerator, 1)).double()
+    b = check_finite("denominator", check_tensor("denominator", denominator, 1))
+    b = b.double()
+    if b.shape != a.shape:
+        raise ValueError(
+            f"denominator: expected the shape of numerator {tuple(a.shape)}, got "
+            f"{tuple(b.shape)}"
+        )
+    if a.numel() < 2:
+        raise ValueError(f"numerator: expected at least 2 samples, got {a.numel()}")
+    mean_b = b.mean()
+    if mean_b == 0:
+        raise ValueError("denominator: expected a mean other than 0, got 0")
+    ratio = a.mean() / mean_b
+    se = (a - ratio * b).std() / (a.numel() ** 0.5 * mean_b.abs())
+    return ratio.item(), se.item()
 
 
 def sign(values: torch.Tensor) -> torch.Tensor:

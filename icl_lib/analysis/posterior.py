@@ -13,13 +13,19 @@ from __future__ import annotations
 import torch
 
 from .._checks import (
+    check_finite,
     check_model,
     check_positive_int,
     check_real,
     check_sequence,
     check_tensor,
 )
-from ..learners.bayes import gaussian_kl, gaussian_posterior, mixture_posterior
+from ..learners.bayes import (
+    best_covariance_kl,
+    gaussian_kl,
+    gaussian_posterior,
+    mixture_posterior,
+)
 from ..prompts import PromptBatch
 from ..runtime import make_generator
 
@@ -36,12 +42,16 @@ def posterior_kl_curve(
     model, batch: PromptBatch, noise_std: float
 ) -> dict[str, torch.Tensor]:
     """``KL(exact posterior || model's)`` in nats after ``k = 0..n-1`` examples,
-    averaged over prompts, and its two parts: ``{"total", "mean", "covariance"}``,
-    each ``(n,)``.
+    averaged over prompts, its two parts and its floor: ``{"total", "mean",
+    "covariance", "floor"}``, each ``(n,)``.
 
     ``mean`` is ``(mu_q - mu_p)^T Sigma_q^{-1} (mu_q - mu_p) / 2``, what the model's
     posterior mean costs; ``covariance`` is the KL between the two Gaussians moved to
-    a common mean, what its covariance costs; they add up to ``total``. The exact
+    a common mean, what its covariance costs; they add up to ``total``. ``floor`` is
+    the KL the model's mean would have with the best covariance for it,
+    ``log(1 + delta^T Sigma_p^{-1} delta) / 2``
+    (:func:`icl_lib.learners.bayes.best_covariance_kl`): no covariance brings the
+    total below it. The exact
     posterior is that of ``w ~ N(0, I)`` and label noise ``noise_std``
     (:func:`icl_lib.learners.bayes.gaussian_posterior`), computed in float64.
     """
@@ -54,7 +64,8 @@ def posterior_kl_curve(
     xs, ys = batch.xs.double(), batch.ys.double()
     d = xs.shape[2]
     eye = torch.eye(d, dtype=torch.float64)
-    curves = {"total": [], "mean": [], "covariance": []}
+    curves = {"total": [], "mean": [], "covariance": [], "floor": []}
+    per_prompt = []
     for k in range(batch.n_points):
         exact = gaussian_posterior(
             xs[:, :k],
@@ -67,9 +78,15 @@ def posterior_kl_curve(
         total = gaussian_kl(exact.mean, exact.cov, mean[:, k], cov_q)
         covariance = gaussian_kl(exact.mean, exact.cov, exact.mean, cov_q)
         curves["total"].append(total.mean())
+        per_prompt.append(total)
         curves["covariance"].append(covariance.mean())
         curves["mean"].append((total - covariance).mean())
-    return {name: torch.stack(values) for name, values in curves.items()}
+        curves["floor"].append(
+            best_covariance_kl(exact.mean, exact.cov, mean[:, k]).mean()
+        )
+    out = {name: torch.stack(values) for name, values in curves.items()}
+    out["prompt_total"] = torch.stack(per_prompt, 1).mean(1)
+    return out
 
 
 def implied_task_vectors(
@@ -108,9 +125,9 @@ def component_weight_curves(
     model, batch: PromptBatch, ks, *, means, covs, weights, noise_std: float, seed=0
 ) -> dict[str, torch.Tensor]:
     """The weight on the prompt's own component after ``k`` examples, exact and as the
-    model's predictions imply, each averaged over prompts, and ``gap``, the mean over
-    prompts of ``|model - exact|`` with its standard error: ``{"exact", "model", "gap",
-    "gap_se"}``, each ``(len(ks),)``.
+    model's predictions imply (:func:`implied_task_vectors`), read by
+    :func:`component_weights_from_vectors`: the same dict, each entry
+    ``(len(ks),)``.
 
     For a two-component prior whose components differ only in their mean's first
     coordinate, ``+a`` or ``-a`` with no variance there (Panwar et al.'s, see
@@ -119,16 +136,95 @@ def component_weight_curves(
     same way.
     """
     _check_batch(batch, "component")
+    _opposite_means(means)
+    implied = implied_task_vectors(model, batch, ks, seed=seed)  # (B, K, d)
+    return component_weights_from_vectors(
+        implied,
+        batch,
+        ks,
+        means=means,
+        covs=covs,
+        weights=weights,
+        noise_std=noise_std,
+    )
+
+
+def _opposite_means(means) -> torch.Tensor:
     means = check_tensor("means", means, 2).double()
     if means.shape[0] != 2 or not torch.allclose(means[0, 0], -means[1, 0]):
         raise ValueError(
             "means: expected two components with opposite first coordinates, got "
             f"{means[:, 0].tolist()}"
         )
+    return means
+
+
+def _check_ks(batch, ks) -> list[int]:
+    check_sequence("ks", ks, "a sequence of ints")
+    ks = [check_positive_int("ks[i]", k, minimum=0) for k in ks]
+    if ks and max(ks) >= batch.n_points:
+        raise ValueError(
+            f"ks: expected context sizes below n_points = {batch.n_points}, got "
+            f"{max(ks)}"
+        )
+    return ks
+
+
+def posterior_mean_vectors(
+    batch: PromptBatch, ks, *, means, covs, weights, noise_std: float
+) -> torch.Tensor:
+    """The posterior mean of ``w`` after ``k`` examples under the prior
+    ``sum_c weights[c] N(means[c], covs[c])`` (one component: a Gaussian prior), for
+    every prompt and ``k`` in ``ks``: ``(B, len(ks), d)``, float64
+    (:func:`icl_lib.learners.bayes.mixture_posterior`)."""
+    if not isinstance(batch, PromptBatch):
+        raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
+    ks = _check_ks(batch, ks)
+    exact = batch.to(dtype=torch.float64)
+    out = []
+    for k in ks:
+        xs, ys, _, _ = exact.prompt(k)
+        out.append(
+            mixture_posterior(
+                xs,
+                ys,
+                means=check_tensor("means", means, 2).double(),
+                covs=check_tensor("covs", covs, 3).double(),
+                weights=check_tensor("weights", weights, 1).double(),
+                noise_std=noise_std,
+            ).mean
+        )
+    return torch.stack(out, 1)
+
+
+def component_weights_from_vectors(
+    vectors, batch: PromptBatch, ks, *, means, covs, weights, noise_std: float
+) -> dict[str, torch.Tensor]:
+    """Read the weight on each prompt's own component from task vectors
+    ``vectors (B, len(ks), d)`` (a model's implied ones, or any predictor's posterior
+    mean, :func:`posterior_mean_vectors`) under Panwar et al.'s two-component prior
+    (first coordinates ``+a`` and ``-a``): ``(a_own v_1 / a + 1) / 2``.
+
+    Returns, each ``(len(ks),)`` float64: ``exact`` and ``model``, the mean exact and
+    implied weight; ``gap`` and ``gap_se``, the mean over prompts of
+    ``|implied - exact|`` and its standard error; ``first_error`` and ``rest_error``,
+    the mean over prompts of ``(v_1 - w_1)^2`` and ``||v_{2:} - w_{2:}||^2``: the
+    excess squared error of predicting with ``v`` at ``x ~ N(0, I)`` split into the
+    component's coordinate and the coordinates inside the component.
+    """
+    _check_batch(batch, "component")
+    means = _opposite_means(means)
+    ks = _check_ks(batch, ks)
+    vectors = check_finite("vectors", check_tensor("vectors", vectors, 3)).double()
+    B, _, d = batch.xs.shape
+    if vectors.shape != (B, len(ks), d):
+        raise ValueError(
+            f"vectors: expected shape {(B, len(ks), d)} (prompts, ks, d), got "
+            f"{tuple(vectors.shape)}"
+        )
     a = means[0, 0]
-    implied = implied_task_vectors(model, batch, ks, seed=seed)[..., 0]  # (B, K)
     own = torch.where(batch.component == 0, 1.0, -1.0).double().unsqueeze(1)
-    model_beta = (own * implied / a + 1) / 2  # weight on the prompt's own component
+    model_beta = (own * vectors[..., 0] / a + 1) / 2  # weight on the own component
     exact = []
     for k in ks:
         xs, ys, _, _ = batch.to(dtype=torch.float64).prompt(k)
@@ -137,12 +233,54 @@ def component_weight_curves(
         ).weights
         exact.append(beta.gather(1, batch.component.unsqueeze(1)).squeeze(1))
     exact = torch.stack(exact, 1)  # (B, K)
+    error = (vectors - batch.w.double().unsqueeze(1)) ** 2  # (B, K, d)
     return {
         "exact": exact.mean(0),
         "model": model_beta.mean(0),
         "gap": (model_beta - exact).abs().mean(0),
-        "gap_se": (model_beta - exact).abs().std(0) / len(batch.xs) ** 0.5,
+        "gap_se": (model_beta - exact).abs().std(0) / B**0.5,
+        "first_error": error[..., 0].mean(0),
+        "rest_error": error[..., 1:].sum(-1).mean(0),
     }
+
+
+def posterior_kl_baselines(batch: PromptBatch, noise_std: float) -> dict:
+    """Two posteriors a trained head must beat, as ``KL(exact || q)`` in nats after
+    ``k = 0..n-1`` examples, averaged over prompts: ``{"prior", "isotropic"}``, each
+    ``(n,)`` float64.
+
+    ``prior``: ``q`` the prior ``N(0, I)`` itself, a head that learns nothing from the
+    context (its KL is the information the examples carry about ``w``);
+    ``isotropic``: the exact mean with one covariance ``c_k I`` per context size,
+    ``c_k`` the mean over prompts of ``tr(Sigma_p) / d`` (the best such ``c_k``), a
+    head that knows the mean but not the shape of the posterior or which prompts are
+    uncertain. The exact posterior is that
+    of ``w ~ N(0, I)`` and label noise ``noise_std``.
+    """
+    _check_batch(batch, "w")
+    noise_std = check_real("noise_std", noise_std, minimum=0.0, strict=True)
+    xs, ys = batch.xs.double(), batch.ys.double()
+    B, n, d = xs.shape
+    eye = torch.eye(d, dtype=torch.float64)
+    out = {"prior": [], "isotropic": []}
+    for k in range(n):
+        exact = gaussian_posterior(
+            xs[:, :k],
+            ys[:, :k],
+            prior_mean=torch.zeros(d, dtype=torch.float64),
+            prior_cov=eye,
+            noise_std=noise_std,
+        )
+        prior_kl = gaussian_kl(
+            exact.mean, exact.cov, torch.zeros_like(exact.mean), eye.expand(B, d, d)
+        )
+        scale = exact.cov.diagonal(dim1=-2, dim2=-1).sum(-1).mean() / d
+        iso_kl = gaussian_kl(
+            exact.mean, exact.cov, exact.mean, scale * eye.expand(B, d, d)
+        )
+        out["prior"].append(prior_kl.mean())
+        out["isotropic"].append(iso_kl.mean())
+    return {name: torch.stack(values) for name, values in out.items()}
 
 
 def readout_errors(

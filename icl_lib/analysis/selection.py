@@ -12,7 +12,10 @@ by noise level, a tuned learner's curve, and linear probes of the residual strea
 * :func:`residual_features` and :func:`probe_by_layer`: a linear read-out of a label of
   the prompt (its noise level, its family) from the residual stream after each layer,
   with held-out accuracy (Bai et al. 2023 argue a selecting transformer must compute
-  such a statistic; the probe asks where it does).
+  such a statistic; the probe asks where it does);
+* :func:`ridge_path_errors`, :func:`minimax_ratio`, :func:`decisive_group` and
+  :func:`geometric_mean_ratio`: the pass mark of a selection claim, from what the best
+  one-penalty ridge pays on its worst kind of prompt, decided over every kind at once.
 """
 
 from __future__ import annotations
@@ -494,3 +497,135 @@ def bayes_label_accuracy(posterior: torch.Tensor, labels: torch.Tensor) -> float
             f"{labels.min().item()} to {labels.max().item()}"
         )
     return (posterior.argmax(1) == labels).double().mean().item()
+
+
+# --- the pass mark of a selection claim: what the best non-selecting learner pays ---
+
+
+def ridge_path_errors(
+    batch: PromptBatch, ks: Sequence[int], lams: Sequence[float]
+) -> torch.Tensor:
+    """Per-prompt squared errors of ridge with every penalty in ``lams``, the family
+    of learners that use one penalty for every prompt: ``(len(lams), B, len(ks))``
+    float64, computed in float64 from one eigendecomposition of ``X^T X`` per ``k``
+    (so a fine grid costs little). ``lam = 0`` is minimum-norm least squares (the
+    ``lam -> 0+`` limit, :func:`~icl_lib.learners.ols`); ``k = 0`` predicts 0."""
+    if not isinstance(batch, PromptBatch):
+        raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
+    ks = _ints(ks)
+    if not ks or max(ks) >= batch.n_points:
+        raise ValueError(
+            f"ks: expected context sizes in 0..{batch.n_points - 1}, got {ks}"
+        )
+    if not isinstance(lams, (list, tuple)) or not lams:
+        raise TypeError(f"lams: expected a non-empty list of penalties, got {lams!r}")
+    lam = torch.tensor(
+        [check_real(f"lams[{i}]", v, minimum=0.0) for i, v in enumerate(lams)],
+        dtype=torch.float64,
+    )
+    out = torch.empty(len(lam), batch.batch_size, len(ks), dtype=torch.float64)
+    for j, k in enumerate(ks):
+        xs, ys, xq, yq = (t.double() for t in batch.prompt(k))
+        evals, evecs = torch.linalg.eigh(xs.transpose(1, 2) @ xs)  # (B, d), (B, d, d)
+        z = (evecs.transpose(1, 2) @ (xs.transpose(1, 2) @ ys[..., None]))[..., 0]
+        q = (evecs.transpose(1, 2) @ xq[..., None])[..., 0]  # x_q in the eigenbasis
+        shrink = evals[None] + lam[:, None, None]  # (P, B, d)
+        # lam = 0 on a null direction of X^T X: the pseudo-inverse drops it
+        tiny = 1e-10 * evals.max(-1, keepdim=True).values.clamp(min=1.0)
+        keep = (evals[None] > tiny) | (lam[:, None, None] > 0)
+        inverse = torch.where(keep, 1.0 / shrink.where(keep, 1.0), 0.0)
+        pred = (inverse * z[None] * q[None]).sum(-1)  # (P, B)
+        out[:, :, j] = (pred - yq[None]) ** 2
+    return out
+
+
+def minimax_ratio(
+    errors: torch.Tensor, reference: torch.Tensor
+) -> tuple[float, int, torch.Tensor]:
+    """What the best learner of a family pays on its worst kind of prompt.
+
+    ``c* = min_p max_g errors[p, g] / reference[g]``: every member ``p`` of the family
+    has a kind of prompt ``g`` on which its error is at least ``c*`` times the
+    reference's. With the family the one-penalty ridges (:func:`ridge_path_errors`)
+    and the reference the Bayes predictor of the mixture of kinds, ``c*`` is the least
+    that not selecting costs; the geometric midpoint ``sqrt(c*)`` of 1 and ``c*`` is a
+    pass mark that every member fails on some kind when ``c* > 1`` (chapter 5).
+
+    Args:
+        errors: ``(P, G)`` mean errors of ``P`` learners on ``G`` kinds of prompt.
+        reference: ``(G,)`` mean errors of the reference on the same kinds, ``> 0``.
+
+    Returns ``(c_star, p_star, worst)``: ``c*``, the index of the member that attains
+    it, and every member's worst ratio ``max_g errors[p, g] / reference[g]``,
+    ``(P,)`` float64.
+    """
+    check_tensor("errors", errors, 2)
+    check_tensor("reference", reference, 1)
+    if reference.shape[0] != errors.shape[1]:
+        raise ValueError(
+            f"reference: expected one error per kind of prompt ({errors.shape[1]}), "
+            f"got {reference.shape[0]}"
+        )
+    check_finite("reference", reference)
+    if not bool((reference > 0).all()):
+        raise ValueError("reference: expected errors > 0")
+    check_finite("errors", errors)
+    worst = (errors.double() / reference.double()).max(dim=1).values
+    p_star = int(worst.argmin())
+    return worst[p_star].item(), p_star, worst
+
+
+def decisive_group(ratio: torch.Tensor, se: torch.Tensor, mark: float) -> int:
+    """The kind of prompt that decides a joint claim ``ratio[g] <= mark`` for every
+    ``g``: the one whose ratio lies furthest above the mark, or least far below it, in
+    its own standard errors (the largest ``(ratio - mark) / se``). The joint claim
+    passes, misses or is undecided (within two standard errors) exactly as this
+    kind's claim does.
+
+    Args:
+        ratio, se: ``(G,)`` ratios of errors and their standard errors.
+        mark: the pass mark.
+    """
+    check_finite("ratio", check_tensor("ratio", ratio, 1))
+    check_finite("se", check_tensor("se", se, 1))
+    if se.shape != ratio.shape:
+        raise ValueError(
+            f"se: expected the shape of ratio {tuple(ratio.shape)}, got "
+            f"{tuple(se.shape)}"
+        )
+    mark = check_real("mark", mark)
+    z = (ratio.double() - mark) / se.double().clamp(min=1e-12)
+    return int(z.argmax())
+
+
+def geometric_mean_ratio(
+    numerator: torch.Tensor, denominator: torch.Tensor
+) -> tuple[float, float]:
+    """The geometric mean over context sizes of the per-``k`` ratios of two mean
+    errors, with its standard error (the delta method, paired over prompts).
+
+    Averaging the per-``k`` log ratios weighs every ``k`` alike, where a ratio of
+    errors summed over ``k`` is dominated by the ``k`` of largest error (least squares
+    near ``k = d``).
+
+    Args:
+        numerator, denominator: ``(n, K)`` per-prompt errors on the same prompts,
+            ``n >= 2`` (:func:`squared_errors`).
+
+    Returns ``(ratio, se)``, floats; for ``K = 1`` they are :func:`error_ratio`'s.
+    """
+    for name, value in (("numerator", numerator), ("denominator", denominator)):
+        check_finite(name, check_tensor(name, value, 2))
+    if numerator.shape != denominator.shape or numerator.shape[0] < 2:
+        raise ValueError(
+            "denominator: expected the shape of numerator with n >= 2 prompts, got "
+            f"{tuple(numerator.shape)} and {tuple(denominator.shape)}"
+        )
+    a, b = numerator.double(), denominator.double()
+    mean_a, mean_b = a.mean(0), b.mean(0)
+    log_ratio = (mean_a.log() - mean_b.log()).mean()
+    # each prompt's influence on the mean log ratio (first order)
+    influence = (a / mean_a - b / mean_b).mean(1)
+    se = influence.std() / a.shape[0] ** 0.5
+    ratio = log_ratio.exp()
+    return ratio.item(), (ratio * se).item()

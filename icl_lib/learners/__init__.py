@@ -12,6 +12,7 @@ closed-form expected errors of the linear ones.
 
 from . import risk
 from .bayes import (
+    best_covariance_kl,
     gaussian_kl,
     gaussian_posterior,
     gaussian_posterior_mean,
@@ -65,6 +66,7 @@ __all__ = [
     "attention_regression_curve",
     "averaging",
     "bayes_posterior_predictive",
+    "best_covariance_kl",
     "binary_label_statistic",
     "dmmse",
     "functional_gd",

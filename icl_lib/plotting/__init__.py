@@ -18,12 +18,14 @@ from .curves import (
 )
 from .diagrams import (
     attention_smoother_diagram,
+    bayes_two_views_diagram,
     cache_and_state_diagram,
     gd_attention_diagram,
     implicit_update_diagram,
     induction_circuit_diagram,
-    replace_one_diagram,
     prompt_layout_diagram,
+    replace_one_diagram,
+    selection_routes_diagram,
 )
 from .distributions import calibration_plot, predictive_band
 from .heatmaps import (
@@ -42,6 +44,7 @@ __all__ = [
     "budget_curves",
     "annotated_heatmap",
     "attention_smoother_diagram",
+    "bayes_two_views_diagram",
     "attention_heatmaps",
     "attention_map",
     "cache_and_state_diagram",
@@ -58,10 +61,11 @@ __all__ = [
     "matrix_panels",
     "pool_size_curves",
     "prediction_scatter",
+    "prompt_layout_diagram",
     "recall_capacity",
     "replace_one_diagram",
+    "selection_routes_diagram",
     "predictive_band",
-    "prompt_layout_diagram",
     "small_multiples",
     "smoother_fit",
     "training_curves",

@@ -304,6 +304,189 @@ def induction_circuit_diagram():
     return fig
 
 
+def selection_routes_diagram(n_candidates: int = 3):
+    """Chapter 5's idea: Bai et al. (2023)'s two ways for one transformer to choose a
+    learner per prompt.
+
+    Left, post-ICL validation: fit ``n_candidates`` learners on the first part of the
+    context, score each on the held-out part, keep the best (their example: the ridge
+    penalty that suits the prompt's noise level). Right, pre-ICL testing: a statistic
+    of the context decides the learner before any learning (their example: logistic
+    regression when every label is binary, ridge otherwise).
+    """
+    if (
+        isinstance(n_candidates, bool)
+        or not isinstance(n_candidates, int)
+        or not 2 <= n_candidates <= 4
+    ):
+        raise ValueError(
+            f"n_candidates: expected an int from 2 to 4, got {n_candidates!r}"
+        )
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.4))
+    arrow = {"arrowstyle": "-|>", "color": NEUTRAL}
+    for ax, title in (
+        (left, "post-ICL validation: learn, then choose"),
+        (right, "pre-ICL testing: test, then learn"),
+    ):
+        ax.set_axis_off()
+        ax.set_xlim(-0.3, 7.6)
+        ax.set_ylim(-1.0, 5.6)
+        ax.set_title(title, fontsize=12)
+    # The context of both panels: six examples and the query.
+    parts = ["train"] * 4 + ["validate"] * 2
+    for ax, split in ((left, True), (right, False)):
+        for i, part in enumerate(parts):
+            held_out = split and part == "validate"
+            colour = LABEL if held_out else INPUT
+            ax.add_patch(Rectangle((i, 0), 0.85, 0.8, fc=colour, alpha=0.3, ec="k"))
+            ax.text(i + 0.42, 0.4, f"$z_{{{i + 1}}}$", ha="center", va="center")
+        ax.add_patch(Rectangle((6.4, 0), 0.85, 0.8, fc=QUERY, alpha=0.3, ec="k"))
+        ax.text(6.82, 0.4, "$x_q$", ha="center", va="center", fontsize=11)
+    left.text(1.9, -0.5, "fit on these", ha="center", fontsize=9, color=NEUTRAL)
+    left.text(4.9, -0.5, "validate on these", ha="center", fontsize=9, color=LABEL)
+    # Left: candidates fitted on the training part, scored on the validation part.
+    xs = [0.4 + i * 4.6 / (n_candidates - 1) for i in range(n_candidates)]
+    for j, x in enumerate(xs):
+        left.annotate("", xy=(x + 0.5, 1.9), xytext=(1.9, 0.85), arrowprops=arrow)
+        left.add_patch(Rectangle((x, 1.9), 1.0, 0.8, fc="white", ec="k"))
+        left.text(x + 0.5, 2.3, f"$f_{j + 1}$", ha="center", va="center", fontsize=12)
+        left.text(
+            x + 0.5, 3.0, rf"$\hat L_{j + 1}$", ha="center", fontsize=10, color=LABEL
+        )
+    left.annotate(
+        "",
+        xy=(xs[-1] + 1.15, 3.1),
+        xytext=(5.4, 0.85),
+        arrowprops={"arrowstyle": "-|>", "color": LABEL, "ls": "--"},
+    )
+    left.text(6.3, 2.0, "score", ha="center", fontsize=9, color=LABEL)
+    left.text(
+        3.4,
+        4.0,
+        r"keep $\hat j = \arg\min_j \hat L_j$, predict $f_{\hat j}(x_q)$",
+        ha="center",
+        fontsize=11,
+    )
+    left.text(
+        3.4,
+        4.8,
+        "e.g. the ridge penalty for the noise level",
+        ha="center",
+        fontsize=9,
+        color=NEUTRAL,
+    )
+    # Right: a statistic of the context routes the prompt before any learner runs.
+    right.annotate("", xy=(3.0, 1.9), xytext=(3.0, 0.85), arrowprops=arrow)
+    right.add_patch(Rectangle((0.6, 1.9), 4.8, 0.8, fc="white", ec="k"))
+    right.text(
+        3.0,
+        2.3,
+        r"test $t(D)$: is every label $\pm 1$?",
+        ha="center",
+        va="center",
+        fontsize=10.5,
+    )
+    for x, answer, learner in (
+        (0.9, "yes", "logistic regression"),
+        (5.1, "no", "ridge"),
+    ):
+        right.annotate("", xy=(x, 3.6), xytext=(3.0, 2.75), arrowprops=arrow)
+        right.text((x + 3.0) / 2, 3.35, answer, ha="center", fontsize=9, color=NEUTRAL)
+        right.text(x, 3.85, learner, ha="center", fontsize=11, color=QUERY)
+    right.text(
+        3.0,
+        4.8,
+        "e.g. regression or classification",
+        ha="center",
+        fontsize=9,
+        color=NEUTRAL,
+    )
+    return fig
+
+
+def _box_columns(ax, columns, *, title_y, top, step, gap):
+    """Columns of rounded text boxes joined by downward arrows, one column per
+    ``(x, title, colour, texts)`` of ``columns``: the title at ``title_y``, box ``i`` at
+    ``top - step * i``, each arrow from ``gap[0]`` to ``gap[1]`` below its box."""
+    for x, title, colour, boxes in columns:
+        ax.text(x, title_y, title, ha="center", fontsize=12)
+        for i, text in enumerate(boxes):
+            y = top - step * i
+            ax.text(
+                x,
+                y,
+                text,
+                ha="center",
+                va="center",
+                fontsize=10.5,
+                bbox={"boxstyle": "round,pad=0.35", "fc": colour, "alpha": 0.2},
+            )
+            if i < len(boxes) - 1:
+                ax.annotate(
+                    "",
+                    xy=(x, y - gap[1]),
+                    xytext=(x, y - gap[0]),
+                    arrowprops={"arrowstyle": "-|>", "color": NEUTRAL},
+                )
+
+
+def bayes_two_views_diagram():
+    """Chapter 4's idea: training on prompts drawn from a prior (left) and Bayesian
+    inference on one prompt (right) meet at the same predictive distribution.
+
+    Left: draw a task ``w`` from the prior, a prompt ``D`` and a query ``(x, y)`` from
+    it, and score the network's predictive ``q(y | x, D)`` by its negative
+    log-likelihood. Right: condition the prior on ``D`` and average the likelihood of
+    ``y`` over the posterior. The expected loss on the left is minimised by the
+    posterior predictive on the right (Müller et al. 2022, Insight 1).
+    """
+    fig, ax = plt.subplots(figsize=(10.5, 3.9))
+    ax.set_axis_off()
+    ax.set_xlim(0, 10.5)
+    ax.set_ylim(0.6, 5.6)
+    columns = (
+        (
+            2.5,
+            "training: fit prompts drawn from the prior",
+            INPUT,
+            (
+                "task $w \\sim p(w)$",
+                "prompt $D = ((x_i, y_i))_{i \\leq k}$, query $(x, y)$",
+                "network $q_\\theta(y \\mid x, D)$",
+                "loss $-\\log q_\\theta(y \\mid x, D)$, averaged",
+            ),
+        ),
+        (
+            8.0,
+            "inference: condition on one prompt",
+            QUERY,
+            (
+                "prior $p(w)$",
+                "posterior $p(w \\mid D) \\propto p(w)\\, p(D \\mid w)$",
+                "predictive $p(y \\mid x, D) = \\int p(y \\mid x, w)\\, "
+                "p(w \\mid D)\\, \\mathrm{d}w$",
+            ),
+        ),
+    )
+    _box_columns(ax, columns, title_y=5.3, top=4.5, step=1.15, gap=(0.35, 0.8))
+    ax.annotate(
+        "",
+        xy=(6.3, 1.95),
+        xytext=(4.3, 1.05),
+        arrowprops={"arrowstyle": "-|>", "color": LABEL, "lw": 1.5},
+    )
+    ax.text(
+        5.5,
+        1.05,
+        "its minimiser over all $q$",
+        ha="left",
+        va="center",
+        fontsize=10.5,
+        color=LABEL,
+    )
+    return fig
+
+
 def implicit_update_diagram():
     """Chapter 7's idea (Dherin et al. 2025, Theorem 2.2): a block that reads a context
     (left) and the same block without it, its MLP's first weight matrix moved by a
@@ -338,26 +521,7 @@ def implicit_update_diagram():
             ),
         ),
     )
-    for x, title, colour, boxes in columns:
-        ax.text(x, 5.15, title, ha="center", fontsize=12)
-        for i, text in enumerate(boxes):
-            y = 4.4 - 1.0 * i
-            ax.text(
-                x,
-                y,
-                text,
-                ha="center",
-                va="center",
-                fontsize=10.5,
-                bbox={"boxstyle": "round,pad=0.35", "fc": colour, "alpha": 0.2},
-            )
-            if i < len(boxes) - 1:
-                ax.annotate(
-                    "",
-                    xy=(x, y - 0.68),
-                    xytext=(x, y - 0.32),
-                    arrowprops={"arrowstyle": "-|>", "color": NEUTRAL},
-                )
+    _box_columns(ax, columns, title_y=5.15, top=4.4, step=1.0, gap=(0.32, 0.68))
     ax.annotate(
         "",
         xy=(6.6, 0.4),

@@ -126,7 +126,8 @@ PRESETS = (
         steps=3000,
     ),
     # The posterior in two stages. Trained by the NLL from the start, the head's mean
-    # stayed six times worse than its parent's prediction (the NLL scales the mean's
+    # stayed several times worse than its parent's prediction (chapter 4's table gives
+    # the measured ratio; the NLL scales the mean's
     # gradient by the inverse covariance, so a wide covariance stalls it): the mean is
     # fitted first by squared error, then the whole Gaussian by the NLL.
     _warm(

@@ -9,12 +9,14 @@ have 11 points, so the context runs to ``k = 10 = 2d``.
   (Bai et al. 2023's noise-level selection, at a CPU's scale);
   ``selection_noise_long`` continues it for as many steps again;
   ``selection_noise_low_only`` and ``selection_noise_high_only`` train on one level
-  each for ``STEPS`` steps, so that each sees as many prompts of its level as
-  ``selection_noise_long`` (the single-level controls);
+  each, and their ``_long`` runs continue them, with the same steps and schedules as
+  the two-level runs and half the batch, so that each control sees as many prompts of
+  its level in as many optimiser steps (the single-level controls);
 * ``selection_families``: regression (``sigma = 0.5``) or logistic classification,
   one half each (Bai et al.'s pre-ICL testing); ``selection_regression_only`` and
-  ``selection_classification_only`` train on one family for half the steps, so that
-  each sees as many prompts of its family as the mixture model;
+  ``selection_classification_only`` train on one family with the same steps and half
+  the batch, so that each sees as many prompts of its family as the mixture model in
+  as many optimiser steps;
 * ``selection_sparse``: 2-sparse task vectors with ``sigma = 0.1`` (Garg et al.
   2022's sparse regression, at ``d = 5``).
 """
@@ -41,7 +43,19 @@ MONITOR = (2 * DIM,)  # the training curves log the error at k = 2d on each nois
 MODEL = BOOK_MODEL  # chapter 1's, so that every model here can start from its parent
 
 
-def _warm(name, description, task, steps=STEPS, init_from="overview_noiseless"):
+CONTROL_BATCH = (
+    32  # half the mixtures' batch: a control sees as many prompts of its kind
+)
+
+
+def _warm(
+    name,
+    description,
+    task,
+    steps=STEPS,
+    init_from="overview_noiseless",
+    batch_size=64,
+):
     return Preset(
         name=name,
         chapter="05_selection",
@@ -52,7 +66,7 @@ def _warm(name, description, task, steps=STEPS, init_from="overview_noiseless"):
         metric="error_by_k",
         seed=5,
         init_from=init_from,
-        **recipe(steps, lr=3e-4, batch_size=64),
+        **recipe(steps, lr=3e-4, batch_size=batch_size),
     )
 
 
@@ -75,15 +89,35 @@ PRESETS = (
         init_from="selection_noise",
     ),
     *(
-        _warm(
-            f"selection_noise_{name}_only",
-            f"d = 5 linear regression, 11 points, noise sigma = {level} only (the "
-            "single-level control of selection_noise_long).",
-            NoiseMixturePrompts(
-                dim=DIM, n_points=N_POINTS, noise_levels=(level,), monitor_ks=MONITOR
+        control
+        for name, level in zip(("low", "high"), NOISE_LEVELS, strict=True)
+        for control in (
+            _warm(
+                f"selection_noise_{name}_only",
+                f"d = 5 linear regression, 11 points, noise sigma = {level} only, "
+                "batch 32 (the single-level control of selection_noise).",
+                NoiseMixturePrompts(
+                    dim=DIM,
+                    n_points=N_POINTS,
+                    noise_levels=(level,),
+                    monitor_ks=MONITOR,
+                ),
+                batch_size=CONTROL_BATCH,
+            ),
+            _warm(
+                f"selection_noise_{name}_only_long",
+                f"selection_noise_{name}_only trained for as many steps again (the "
+                "single-level control of selection_noise_long).",
+                NoiseMixturePrompts(
+                    dim=DIM,
+                    n_points=N_POINTS,
+                    noise_levels=(level,),
+                    monitor_ks=MONITOR,
+                ),
+                init_from=f"selection_noise_{name}_only",
+                batch_size=CONTROL_BATCH,
             ),
         )
-        for name, level in zip(("low", "high"), NOISE_LEVELS, strict=True)
     ),
     _warm(
         "selection_families",
@@ -93,27 +127,27 @@ PRESETS = (
     ),
     _warm(
         "selection_regression_only",
-        "d = 5, 11 points, regression with sigma = 0.5 only, half the steps of "
-        "selection_families.",
+        "d = 5, 11 points, regression with sigma = 0.5 only, batch 32 (the "
+        "single-family control of selection_families).",
         FamilyMixturePrompts(
             dim=DIM,
             n_points=N_POINTS,
             classification_prob=0.0,
             noise_std=FAMILY_NOISE_STD,
         ),
-        steps=STEPS // 2,
+        batch_size=CONTROL_BATCH,
     ),
     _warm(
         "selection_classification_only",
-        "d = 5, 11 points, logistic classification only, half the steps of "
-        "selection_families.",
+        "d = 5, 11 points, logistic classification only, batch 32 (the "
+        "single-family control of selection_families).",
         FamilyMixturePrompts(
             dim=DIM,
             n_points=N_POINTS,
             classification_prob=1.0,
             noise_std=FAMILY_NOISE_STD,
         ),
-        steps=STEPS // 2,
+        batch_size=CONTROL_BATCH,
     ),
     _warm(
         "selection_sparse",
