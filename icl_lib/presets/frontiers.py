@@ -139,15 +139,7 @@ PRESETS = (
     _recall("selective", steps=4 * RECALL_STEPS, suffix="_long"),
     # the diagonal recurrence with the selective model's state: is state size the gap?
     _recall("diag", suffix="_state_matched", state_dim=SELECTIVE_STATE_NUMBERS),
-    # the selective model with four times the key dimension N per channel; trained
-    # before the recipe, its retraining under it waits for a later sitting
-    dataclasses.replace(
-        _recall("selective", suffix="_wide_state", state_dim=4 * STATE),
-        warmup_steps=0,
-        grad_clip=None,
-        off_recipe="trained before the recipe, with its cosine decay but not its "
-        "warm-up or gradient clipping; its retraining under the recipe (about 15 "
-        "minutes of one core) waits for a later sitting",
-    ),
+    # the selective model with four times the key dimension N per channel
+    _recall("selective", suffix="_wide_state", state_dim=4 * STATE),
     *(_parity(kind) for kind in ("attn", "selective", "hybrid")),
 )
