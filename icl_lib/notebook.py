@@ -108,6 +108,56 @@ def number_table(columns, rows, digits: int = 2):
     )
 
 
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def multiple_text(factor: float) -> str:
+    """A multiple of a run's training as a table cell or in a sentence: ``"2.4"`` below
+    10, ``"37"`` below 100, ``"10⁶"`` (the nearest power of ten) beyond, and
+    ``"never, at this slope"`` for ``inf`` (what
+    :func:`icl_lib.analysis.curves.training_budget` gives a curve that does not
+    fall)."""
+    if isinstance(factor, bool) or not isinstance(factor, int | float):
+        raise TypeError(f"factor: expected a number, got {type(factor).__name__}")
+    if not factor > 0:
+        raise ValueError(f"factor: expected a positive number or inf, got {factor!r}")
+    if factor == math.inf:
+        return "never, at this slope"
+    if factor < 10:
+        return f"{factor:.1f}"
+    if factor < 100:
+        return f"{factor:.0f}"
+    return "10" + str(round(math.log10(factor))).translate(_SUPERSCRIPTS)
+
+
+def trend_words(
+    budget: dict, goal: str = "its goal", over: str = "the second half of its run"
+) -> str:
+    """What the end of a logged training run says about more training, as the
+    predicate of a sentence whose subject is the run or its ratio; ``budget`` is
+    :func:`icl_lib.analysis.curves.training_budget`'s result, ``goal`` names the
+    level and ``over`` the stretch of training the slope was fitted on."""
+    if not isinstance(budget, dict) or not {"reached", "slope", "factor"} <= set(
+        budget
+    ):
+        raise TypeError(
+            "budget: expected training_budget's dict with 'reached', 'slope' and "
+            f"'factor', got {budget!r}"
+        )
+    for name, text in (("goal", goal), ("over", over)):
+        if not isinstance(text, str) or not text:
+            raise ValueError(f"{name}: expected a non-empty phrase, got {text!r}")
+    if budget["reached"] is not None:
+        return f"reaches {goal}"
+    if budget["factor"] == math.inf:
+        return f"has stopped falling over {over}"
+    return (
+        f"still falls, with a log-log slope of {budget['slope']:.2f} over {over}; at "
+        f"that slope it would reach {goal} after about "
+        f"{multiple_text(budget['factor'])} times its training"
+    )
+
+
 def setup_notebook(seed: int = 0) -> torch.device:
     """Fix the global seed, use one CPU thread, apply the book's figure style; return
     the device. Headless (:func:`static_widgets`), widgets get inert comms.

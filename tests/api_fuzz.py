@@ -709,6 +709,10 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "columns": lambda: ["", "a"],
         "rows": lambda: {"x": [1.0]},
     },
+    "icl_lib.notebook.multiple_text": {"factor": lambda: 2.5},
+    "icl_lib.notebook.trend_words": {
+        "budget": lambda: {"end": 1.0, "reached": None, "slope": -0.5, "factor": 4.0}
+    },
     "icl_lib.training.losses": {"model": lambda: _prompt_model()},
     "icl_lib.training.losses.prefix_nll": {
         "model": lambda: _pfn_model(head="gaussian")
@@ -1124,6 +1128,11 @@ METHOD_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
             dim=D, n_points=N
         )
     },
+    "icl_lib.training.samplers.MonitoredSampler": {
+        "self": lambda: __import__("icl_lib").training.samplers.SparseRegressionPrompts(
+            dim=D, n_points=N, sparsity=2, monitor_ks=(1,)
+        )
+    },
     "icl_lib.models.gpt.Block.forward": {"h": lambda: _hidden(8)},
     "icl_lib.models.gpt.CausalSelfAttention.forward": {"h": lambda: _hidden(8)},
     "icl_lib.models.gpt.ICLTransformer.position_embeddings": {"n": lambda: 3},
@@ -1222,6 +1231,7 @@ METHOD_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "level": lambda: 0.1
     },
     "icl_lib.training.samplers.RegressionPrompts.monitor": {"model": _prompt_model},
+    "icl_lib.training.samplers.MonitoredSampler.monitor": {"model": _prompt_model},
 }
 for _where, _given in METHOD_FIXTURES.items():
     CONTEXT_FIXTURES.setdefault(_where, {}).update(_given)
@@ -1615,6 +1625,9 @@ NAN_MEANS_MISSING = {
         )
     },  # fmt: skip
 }
+# A multiple of a run's training where inf means "never" (training_budget's answer for
+# a curve that does not fall): NaN and -inf must still be refused.
+INF_MEANS_NEVER = {"icl_lib.notebook.multiple_text": {"factor"}}
 # Arguments that take any type: a glued value is a number, text, a figure or a table.
 ANY_TYPE = {
     "icl_lib.notebook.glue": {"value"},
@@ -1715,6 +1728,9 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
     elif isinstance(valid, float):
         if param in NAN_MEANS_MISSING.get(base.name, ()):
             kinds["inf"] = st.sampled_from([math.inf, -math.inf])
+        elif param in INF_MEANS_NEVER.get(base.name, ()):
+            kinds["nan"] = st.just(math.nan)
+            kinds["inf"] = st.just(-math.inf)
         else:
             kinds["nan"] = st.just(math.nan)
             kinds["inf"] = st.sampled_from([math.inf, -math.inf])

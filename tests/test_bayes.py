@@ -26,6 +26,7 @@ from icl_lib.analysis.posterior import (
     component_weight_curves,
     component_weights_from_vectors,
     implied_task_vectors,
+    posterior_entropy_curve,
     posterior_kl_baselines,
     posterior_kl_curve,
     posterior_mean_vectors,
@@ -709,3 +710,41 @@ def test_posterior_kl_baselines():
         1.1 * c * torch.eye(3, dtype=F64).expand(400, 3, 3),
     )
     assert worse.mean() > iso.mean()
+
+
+def test_posterior_nll_splits_into_kl_plus_entropy():
+    # Drawn together, w given the prompt follows the exact posterior p, so the mean
+    # -log q(w | first k) over prompts and k is the mean KL(p || q) plus the mean
+    # entropy of p: how chapter 4 reads a posterior head's training loss as its KL.
+    d, noise, B, n = 3, 0.5, 20_000, 6
+    batch = _prompts(B=B, k=n - 1, d=d, noise=noise, seed=11)  # n points
+    entropy = posterior_entropy_curve(batch, noise)
+    assert entropy.shape == (n,) and entropy.dtype == F64
+    # k = 0: the prior N(0, I_d), whose entropy is d log(2 pi e) / 2
+    assert float(entropy[0]) == pytest.approx(d * (math.log(2 * math.pi) + 1) / 2)
+    assert bool((entropy[1:] < entropy[:-1]).all())  # each example narrows p
+    w = batch.w.double()
+    eye = torch.eye(d, dtype=F64)
+    # q = the prior at every k (a head that ignores the context), and q = the exact
+    # posterior itself (KL 0): per prompt, -log q(w) - KL - H has mean 0 in both cases.
+    for q_is_exact in (False, True):
+        residual = torch.zeros(B, dtype=F64)
+        for k in range(n):
+            p = gaussian_posterior(
+                batch.xs[:, :k].double(),
+                batch.ys[:, :k].double(),
+                prior_mean=torch.zeros(d, dtype=F64),
+                prior_cov=eye,
+                noise_std=noise,
+            )
+            q_mean, q_cov = (p.mean, p.cov) if q_is_exact else (0 * p.mean, eye)
+            q = torch.distributions.MultivariateNormal(q_mean, q_cov)
+            kl = gaussian_kl(p.mean, p.cov, q_mean, q_cov.expand(B, d, d))
+            residual += (-q.log_prob(w) - kl) / n
+        residual -= entropy.mean()
+        se = residual.std() / B**0.5
+        assert abs(float(residual.mean())) < 4 * float(se), q_is_exact
+        # one nat off (a dropped constant) is far outside it
+        assert 4 * float(se) < 0.1
+    with pytest.raises(ValueError, match="noise_std"):
+        posterior_entropy_curve(batch, 0.0)

@@ -111,3 +111,23 @@ def test_power_law_budget_recovers_a_power_law():
     assert power_law_budget(flat, 0.5)[1] == float("inf")
     with pytest.raises(ValueError, match="level: expected"):
         power_law_budget(curve, -1.0)
+
+
+def test_training_budget_reads_the_end_the_goal_and_the_extrapolation():
+    from icl_lib.analysis.curves import training_budget
+
+    steps = list(range(100, 10_001, 100))
+    curve = {"step": steps, "ratio": [3.0 * s**-0.5 for s in steps]}
+    out = training_budget(curve, 3.0 * 40_000**-0.5, key="ratio")
+    assert out["end"] == pytest.approx(0.03) and out["reached"] is None
+    assert out["slope"] == pytest.approx(-0.5) and out["factor"] == pytest.approx(4.0)
+    # a level the curve falls below for good at step 900 (3 / sqrt(900) = 0.1)
+    reached = training_budget(curve, 0.1, key="ratio")
+    assert reached["reached"] == 900 and reached["factor"] == 1.0
+    # a curve that rises back above the level after dipping has not reached it
+    dip = {"step": [100, 200, 300, 400], "loss": [2.0, 0.5, 2.0, 1.8]}
+    assert training_budget(dip, 1.0)["reached"] is None
+    flat = {"step": steps, "loss": [1.0] * len(steps)}
+    assert training_budget(flat, 0.5)["factor"] == float("inf")
+    with pytest.raises(ValueError, match="level: expected"):
+        training_budget(curve, 0.0, key="ratio")

@@ -116,3 +116,24 @@ def test_the_book_glue_writes_the_output_myst_nb_reads(value, display):
     assert len(ours.outputs) == len(theirs.outputs) == 1
     assert ours.outputs[0].data == theirs.outputs[0].data
     assert ours.outputs[0].metadata == theirs.outputs[0].metadata
+
+
+def test_multiple_and_trend_words_read_a_training_budget():
+    from icl_lib.analysis.curves import training_budget
+
+    assert notebook.multiple_text(2.44) == "2.4"
+    assert notebook.multiple_text(37.4) == "37"
+    assert notebook.multiple_text(986.0) == "10³"
+    assert notebook.multiple_text(1.7e6) == "10⁶"
+    assert notebook.multiple_text(float("inf")) == "never, at this slope"
+    with pytest.raises(ValueError, match="factor: expected a positive"):
+        notebook.multiple_text(0.0)
+    steps = list(range(100, 10_001, 100))
+    falling = {"step": steps, "loss": [3.0 * s**-0.5 for s in steps]}
+    words = notebook.trend_words(training_budget(falling, 3.0 * 40_000**-0.5))
+    assert "slope of -0.50" in words and "about 4.0 times its training" in words
+    assert notebook.trend_words(training_budget(falling, 1.0)) == "reaches its goal"
+    flat = {"step": steps, "loss": [1.0] * len(steps)}
+    assert "stopped falling" in notebook.trend_words(training_budget(flat, 0.5))
+    with pytest.raises(TypeError, match="budget: expected training_budget's dict"):
+        notebook.trend_words({"end": 1.0})

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from icl_lib import runtime
+from icl_lib.analysis.curves import error_curve
 from icl_lib.models.contextual import RegressionBlockConfig
 from icl_lib.models.gpt import TransformerConfig
 from icl_lib.models.token_gpt import TokenTransformerConfig
@@ -347,6 +348,24 @@ def test_monitored_errors_are_logged_with_the_curve():
         dataclasses.replace(base.task, monitor_ks=(base.task.points.end,))
     with pytest.raises(TypeError, match="monitor_ks: expected a tuple"):
         dataclasses.replace(base.task, monitor_ks=[1])
+
+
+@pytest.mark.parametrize("name", ["bayes_mixture", "selection_sparse"])
+def test_stationary_samplers_log_their_monitored_errors(name):
+    # the children whose claims show their trend with training (chapters 4 and 5)
+    task = get_preset(name).task
+    assert task.monitor_ks
+    model = load_checkpoint("overview_noiseless")[0]
+    logged = task.monitor(model)
+    assert list(logged) == [f"error_at_k{k}" for k in task.monitor_ks]
+    # the same fixed prompts every time, on which other learners can be measured
+    first, again = task.monitor_batch(), task.monitor_batch()
+    assert torch.equal(first.xs, again.xs) and torch.equal(first.ys, again.ys)
+    expected = error_curve(model, first, task.monitor_ks)
+    assert list(logged.values()) == pytest.approx(expected.tolist(), abs=1e-6)
+    assert dataclasses.replace(task, monitor_ks=()).monitor(model) == {}
+    with pytest.raises(ValueError, match="monitor_ks: expected context sizes below"):
+        dataclasses.replace(task, monitor_ks=(task.n_points,))
 
 
 class _CutAt:

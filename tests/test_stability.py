@@ -17,6 +17,8 @@ from icl_lib.analysis.stability import (
     replacement_stability,
 )
 from icl_lib.learners import dmmse, pool_posterior, ridge
+from icl_lib.presets import load_checkpoint
+from icl_lib.presets import stability as diversity_presets
 from icl_lib.tasks import TaskPool, linear_regression
 from icl_lib.theory.stability import ridge_replacement_change, ridge_stability_bound
 from icl_lib.training.samplers import TaskPoolPrompts
@@ -217,3 +219,21 @@ def test_the_dilution_ratio_separates_k_over_m_from_slower_dilution():
     assert dilution_ratio(root, 5, 20) == pytest.approx(2.0)
     with pytest.raises(ValueError, match="stop: expected one of the curve's sizes"):
         dilution_ratio(k_over_m, 5, 40)
+
+
+def test_ridge_ratio_curve_ends_at_the_final_models_ratio():
+    # the last logged point is the committed model's fresh-task error over ridge's,
+    # recomputed here on the run's monitored prompts
+    curve = diversity_presets.ridge_ratio_curve("stability_pool_inf")
+    preset = diversity_presets.SWEEP[-1]
+    fresh = preset.task.monitor_batches(1024, preset.seed + 2)["fresh"]
+    model = load_checkpoint(preset.name)[0]
+    ridge_fn = functools.partial(ridge, lam=diversity_presets.NOISE_STD**2)
+    ratio = (
+        excess_error_curve(model, fresh, range(10)).mean()
+        / excess_error_curve(ridge_fn, fresh, range(10)).mean()
+    ).item()
+    assert curve["ratio"][-1] == pytest.approx(ratio, rel=1e-4)
+    assert curve["step"][-1] == preset.steps
+    with pytest.raises(ValueError, match="name: expected one of"):
+        diversity_presets.ridge_ratio_curve("stability_pool_3")

@@ -392,3 +392,28 @@ def power_law_budget(
     if slope >= 0:
         return slope, float("inf")
     return slope, float(last * (level / values[-1]) ** (1 / slope))
+
+
+def training_budget(
+    curve: dict, level: float, *, key="loss", from_fraction: float = 0.5
+) -> dict:
+    """How far a logged curve ends from ``level``, and how much more training a power
+    law would say it needs: ``{"end", "reached", "slope", "factor"}``.
+
+    ``end``: the last logged value of ``key``; ``reached``: the first logged step from
+    which it stays at most ``level`` (:func:`settled_step`; None if never); ``slope``
+    and the extrapolated steps: :func:`power_law_budget` over the run from
+    ``from_fraction`` on; ``factor``: those steps as a multiple of the last logged step
+    (1.0 once reached, ``inf`` if the slope is not negative). The same caveat as
+    there: a schedule that anneals shapes the slope, so ``factor`` illustrates the
+    distance to ``level``, not the length of a run that would reach it.
+    """
+    slope, needed = power_law_budget(curve, level, key=key, from_fraction=from_fraction)
+    steps, values = logged(curve, key)
+    reached = settled_step(curve, level, key=key)
+    return {
+        "end": values[-1],
+        "reached": reached,
+        "slope": slope,
+        "factor": 1.0 if reached is not None else needed / steps[-1],
+    }

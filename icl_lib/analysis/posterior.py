@@ -38,6 +38,19 @@ def _check_batch(batch, field):
         )
 
 
+def _standard_posterior(xs, ys, k: int, noise_std: float):
+    """The exact Gaussian posterior over ``w`` after the first ``k`` examples of the
+    float64 ``xs (B, n, d)``, ``ys (B, n)``, under the prior ``N(0, I)``."""
+    d = xs.shape[2]
+    return gaussian_posterior(
+        xs[:, :k],
+        ys[:, :k],
+        prior_mean=torch.zeros(d, dtype=torch.float64),
+        prior_cov=torch.eye(d, dtype=torch.float64),
+        noise_std=noise_std,
+    )
+
+
 def posterior_kl_curve(
     model, batch: PromptBatch, noise_std: float
 ) -> dict[str, torch.Tensor]:
@@ -62,18 +75,10 @@ def posterior_kl_curve(
         mean, chol = model.eval().posterior(batch.xs, batch.ys)
     mean, chol = mean.double(), chol.double()
     xs, ys = batch.xs.double(), batch.ys.double()
-    d = xs.shape[2]
-    eye = torch.eye(d, dtype=torch.float64)
     curves = {"total": [], "mean": [], "covariance": [], "floor": []}
     per_prompt = []
     for k in range(batch.n_points):
-        exact = gaussian_posterior(
-            xs[:, :k],
-            ys[:, :k],
-            prior_mean=torch.zeros(d, dtype=torch.float64),
-            prior_cov=eye,
-            noise_std=noise_std,
-        )
+        exact = _standard_posterior(xs, ys, k, noise_std)
         cov_q = chol[:, k] @ chol[:, k].transpose(1, 2)
         total = gaussian_kl(exact.mean, exact.cov, mean[:, k], cov_q)
         covariance = gaussian_kl(exact.mean, exact.cov, exact.mean, cov_q)
@@ -264,13 +269,7 @@ def posterior_kl_baselines(batch: PromptBatch, noise_std: float) -> dict:
     eye = torch.eye(d, dtype=torch.float64)
     out = {"prior": [], "isotropic": []}
     for k in range(n):
-        exact = gaussian_posterior(
-            xs[:, :k],
-            ys[:, :k],
-            prior_mean=torch.zeros(d, dtype=torch.float64),
-            prior_cov=eye,
-            noise_std=noise_std,
-        )
+        exact = _standard_posterior(xs, ys, k, noise_std)
         prior_kl = gaussian_kl(
             exact.mean, exact.cov, torch.zeros_like(exact.mean), eye.expand(B, d, d)
         )
@@ -281,6 +280,33 @@ def posterior_kl_baselines(batch: PromptBatch, noise_std: float) -> dict:
         out["prior"].append(prior_kl.mean())
         out["isotropic"].append(iso_kl.mean())
     return {name: torch.stack(values) for name, values in out.items()}
+
+
+def posterior_entropy_curve(batch: PromptBatch, noise_std: float) -> torch.Tensor:
+    """The differential entropy in nats of the exact posterior over ``w`` after
+    ``k = 0..n-1`` examples, averaged over prompts: ``(n,)`` float64.
+
+    What turns a posterior head's training loss into its KL. For ``(w, prompt)`` drawn
+    together, ``w`` given the prompt follows the exact posterior ``p``, so the
+    cross-entropy splits: ``E[-log q(w | prompt)] = E[KL(p || q)] + E[H(p)]``. The
+    loss ``posterior_nll`` (averaged over ``k``) minus the mean of this curve is
+    therefore the mean KL of :func:`posterior_kl_curve`, measured on the training
+    batches. ``H(N(mu, S)) = (d log(2 pi e) + log det S) / 2``; the posterior is that of
+    ``w ~ N(0, I)`` and label noise ``noise_std``, and does not depend on the labels.
+    """
+    _check_batch(batch, "xs")
+    noise_std = check_real("noise_std", noise_std, minimum=0.0, strict=True)
+    xs, ys = batch.xs.double(), batch.ys.double()
+    d = xs.shape[2]
+    log_2pie = torch.log(torch.tensor(2 * torch.pi, dtype=torch.float64)) + 1
+    entropies = [
+        (
+            d * log_2pie + torch.logdet(_standard_posterior(xs, ys, k, noise_std).cov)
+        ).mean()
+        / 2
+        for k in range(batch.n_points)
+    ]
+    return torch.stack(entropies)
 
 
 def readout_errors(
@@ -309,17 +335,10 @@ def readout_errors(
         feats = model.eval().hidden(batch.xs, batch.ys).double()  # (B, n, C)
     feats = torch.cat((feats, feats.new_ones(B, n, 1)), -1)
     xs, ys = batch.xs.double(), batch.ys.double()
-    eye = torch.eye(d, dtype=torch.float64)
     half = B // 2
     out = {"prediction": [], "vector": [], "zero": []}
     for k in range(n):
-        mean = gaussian_posterior(
-            xs[:, :k],
-            ys[:, :k],
-            prior_mean=torch.zeros(d, dtype=torch.float64),
-            prior_cov=eye,
-            noise_std=noise_std,
-        ).mean  # (B, d)
+        mean = _standard_posterior(xs, ys, k, noise_std).mean  # (B, d)
         targets = {
             "prediction": (mean * xs[:, k]).sum(-1, keepdim=True),
             "vector": mean,

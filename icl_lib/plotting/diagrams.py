@@ -742,24 +742,13 @@ def prompt_layout_diagram(n_context: int = 3):
         left.add_patch(Rectangle((x, 0), 0.8, 1.85, fc=colour, alpha=0.25, ec="k"))
         left.text(x + 0.4, 0.92, f"$x_{name}$", ha="center", va="center", fontsize=11)
         # the model's output at an input token predicts that input's label
-        left.annotate(
-            f"$\\hat y_{name}$",
-            xy=(x + 0.4, 1.9),
-            xytext=(x + 0.4, 2.75),
-            ha="center",
-            va="bottom",
-            fontsize=11,
-            color=QUERY if query else NEUTRAL,
-            arrowprops={"arrowstyle": "<|-", "color": NEUTRAL},
+        _prediction_arrow(
+            left, x + 0.4, f"$\\hat y_{name}$", QUERY if query else NEUTRAL
         )
-    left.text(
+    _note_below(
+        left,
         (n_tokens - 0.2) / 2,
-        -0.45,
         "causal: each prediction reads only the tokens to its left",
-        ha="center",
-        va="top",
-        fontsize=9.5,
-        color=NEUTRAL,
     )
     right.set_xlim(-0.3, n_context + 2.3)
     right.set_ylim(-0.9, 3.6)
@@ -776,23 +765,25 @@ def prompt_layout_diagram(n_context: int = 3):
         )
     q = n_context + 1.0
     _token(right, q, 0, "$x_q$", "$0$", colour_top=QUERY, colour_bottom="white")
-    right.annotate(
-        r"$\hat y_q$",
-        xy=(q + 0.4, 1.9),
-        xytext=(q + 0.4, 2.75),
+    _prediction_arrow(right, q + 0.4, r"$\hat y_q$", QUERY)
+    _note_below(right, (n_context + 1.6) / 2, "the query's label slot is 0: unknown")
+    return fig
+
+
+def _prediction_arrow(ax, x: float, label: str, colour: str) -> None:
+    """An arrow up from a token's top edge at ``x`` to the prediction ``label``."""
+    ax.annotate(
+        label,
+        xy=(x, 1.9),
+        xytext=(x, 2.75),
         ha="center",
         va="bottom",
         fontsize=11,
-        color=QUERY,
+        color=colour,
         arrowprops={"arrowstyle": "<|-", "color": NEUTRAL},
     )
-    right.text(
-        (n_context + 1.6) / 2,
-        -0.45,
-        "the query's label slot is 0: unknown",
-        ha="center",
-        va="top",
-        fontsize=9.5,
-        color=NEUTRAL,
-    )
-    return fig
+
+
+def _note_below(ax, x: float, text: str) -> None:
+    """A grey note centred at ``x`` under a row of tokens."""
+    ax.text(x, -0.45, text, ha="center", va="top", fontsize=9.5, color=NEUTRAL)

@@ -108,11 +108,16 @@ PRESETS = (
         "points, from overview_noiseless (book preset, CPU).",
         TransformerConfig(**BACKBONE),
         MixturePriorPrompts(
-            dim=DIM, n_points=MIXTURE_POINTS, noise_std=MIXTURE_NOISE_STD
+            dim=DIM,
+            n_points=MIXTURE_POINTS,
+            noise_std=MIXTURE_NOISE_STD,
+            # k = 1..d-1, where chapter 4 decides the mixture claim
+            monitor_ks=tuple(range(1, DIM)),
         ),
         "prefix_mse",
         "overview_noiseless",
-        steps=3000,
+        # four times the other children's steps: its miss at the first budget
+        steps=12_000,
     ),
     _warm(
         "bayes_posterior_direct",

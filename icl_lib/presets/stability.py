@@ -11,10 +11,16 @@ seed, so the pool size is the only difference.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 from .._checks import check_positive_int
+from ..analysis.curves import excess_error_curve
+from ..learners import ridge
 from ..models.gpt import TransformerConfig
 from ..training.checkpoints import load_weights
-from ..training.preset import Preset
+from ..training.preset import MONITOR_PROMPTS, Preset
+from ..training.recipe import recipe
 from ..training.samplers import TaskPoolPrompts
 
 DIM = 5
@@ -61,14 +67,30 @@ def _pool(n_tasks: int | None) -> Preset:
     )
 
 
-PRESETS = tuple(_pool(m) for m in (*POOL_SIZES, None))
+SWEEP = tuple(_pool(m) for m in (*POOL_SIZES, None))
+# The infinite pool again under the book's recipe and chapter 1's token types instead
+# of learned positions: does the sweep's M = infinity run miss ridge for its positions?
+RECIPE_CHECK = Preset(
+    name="stability_pool_inf_recipe",
+    chapter="03_stability",
+    description="stability_pool_inf under the book's training recipe, with token "
+    "types instead of learned absolute positions (book preset, CPU: about 40 "
+    "minutes of one thread).",
+    model=dataclasses.replace(MODEL, positions="types"),
+    task=TaskPoolPrompts(dim=DIM, n_points=N_POINTS, noise_std=NOISE_STD, n_tasks=None),
+    loss="prefix_mse",
+    metric="error_by_k",
+    log_every=250,
+    **recipe(STEPS, lr=1e-3, batch_size=BATCH_SIZE),
+)
+PRESETS = (*SWEEP, RECIPE_CHECK)
 
 
 def pool_models(data_dir=None) -> list[tuple]:
     """``(pool, model)`` for every preset of the sweep, smallest pool first, the
     infinite pool last (its pool is ``None``): what
     :func:`icl_lib.analysis.diversity.pool_size_sweep` takes."""
-    return [(preset.task.pool(), _load(preset, data_dir)[0]) for preset in PRESETS]
+    return [(preset.task.pool(), _load(preset, data_dir)[0]) for preset in SWEEP]
 
 
 def transfer_gap_curves(pool_sizes=POOL_SIZES, data_dir=None) -> dict[str, dict]:
@@ -80,7 +102,7 @@ def transfer_gap_curves(pool_sizes=POOL_SIZES, data_dir=None) -> dict[str, dict]
     if unknown:
         raise ValueError(f"pool_sizes: expected sizes from {POOL_SIZES}, got {unknown}")
     curves = {}
-    for preset in PRESETS:
+    for preset in SWEEP:
         if preset.task.n_tasks not in pool_sizes:
             continue
         curve = _load(preset, data_dir)[1]["curve"]
@@ -92,6 +114,25 @@ def transfer_gap_curves(pool_sizes=POOL_SIZES, data_dir=None) -> dict[str, dict]
             ],
         }
     return curves
+
+
+def ridge_ratio_curve(name: str, data_dir=None) -> dict:
+    """The fresh-task excess error / d of the run ``name`` (a preset of this module)
+    over ridge's (``lambda = sigma^2``) on the same monitored fresh prompts, during
+    training: ``{"step": optimiser steps, "ratio": ratios}`` (the layout of
+    :func:`icl_lib.analysis.curves.training_budget`)."""
+    names = [preset.name for preset in PRESETS]
+    if name not in names:
+        raise ValueError(f"name: expected one of {names}, got {name!r}")
+    preset = PRESETS[names.index(name)]
+    fresh = preset.task.monitor_batches(MONITOR_PROMPTS, preset.seed + 2)["fresh"]
+    ridge_fn = functools.partial(ridge, lam=NOISE_STD**2)
+    ridge_error = excess_error_curve(ridge_fn, fresh, range(N_POINTS)).mean().item()
+    curve = _load(preset, data_dir)[1]["curve"]
+    return {
+        "step": list(curve["step"]),
+        "ratio": [error / ridge_error for error in curve["fresh_error"]],
+    }
 
 
 def _load(preset: Preset, data_dir) -> tuple:

@@ -113,6 +113,29 @@ class StationarySampler(Sampler):
 
 
 @dataclass(frozen=True)
+class MonitoredSampler(StationarySampler):
+    """A stationary sampler whose training curve logs the model's error / d at the
+    context sizes of its field ``monitor_ks`` (each subclass declares it; ``()`` for
+    none), on fixed prompts: how a result moves with training."""
+
+    def monitor_batch(self) -> PromptBatch:
+        """The ``MONITOR_PROMPTS`` fixed prompts (seed ``MONITOR_SEED``) on which
+        :meth:`monitor` measures the model, to measure other learners on them too."""
+        return self.draw(MONITOR_PROMPTS, MONITOR_SEED)
+
+    def monitor(self, model: torch.nn.Module) -> dict:
+        """What the training curve records at a logged step: ``error_at_k{k}``, the
+        model's error / d at each context size of ``monitor_ks`` on
+        :meth:`monitor_batch`."""
+        check_module("model", model)
+        if not self.monitor_ks:
+            return {}
+        if "_fixed" not in self.__dict__:  # drawn once, not at every logged step
+            object.__setattr__(self, "_fixed", self.monitor_batch())
+        return _monitored_errors(model, self.__dict__["_fixed"], self.monitor_ks)
+
+
+@dataclass(frozen=True)
 class RegressionPrompts(Sampler):
     """Linear regression prompts whose dimension and length follow a curriculum (Garg et
     al.).
@@ -279,7 +302,7 @@ class GPRegressionPrompts(Sampler):
 
 
 @dataclass(frozen=True)
-class MixturePriorPrompts(StationarySampler):
+class MixturePriorPrompts(MonitoredSampler):
     """Linear regression prompts under Panwar et al. (2024)'s two-component prior
     ``w = (+-offset, v)``, ``v ~ N(0, I_{d-1})`` (:func:`icl_lib.tasks.mixture_prior`;
     chapter 4)."""
@@ -288,12 +311,15 @@ class MixturePriorPrompts(StationarySampler):
     n_points: int  # points per prompt (the model predicts every one of them)
     offset: float = 3.0  # the first coordinate of w is +offset or -offset
     noise_std: float = 0.0  # label noise sigma
+    # Context sizes whose error / d the training curve logs (monitor); () for none.
+    monitor_ks: tuple[int, ...] = ()
 
     def __post_init__(self):
         check_positive_int("dim", self.dim, minimum=2)
         check_positive_int("n_points", self.n_points)
         check_real("offset", self.offset, minimum=0.0, strict=True)
         check_real("noise_std", self.noise_std, minimum=0.0)
+        _check_monitor_ks(self.monitor_ks, self.n_points)
 
     def prior(self):
         """``(means, covs, weights)`` of the prior (float64)."""
@@ -503,7 +529,7 @@ class FamilyMixturePrompts(StationarySampler):
 
 
 @dataclass(frozen=True)
-class SparseRegressionPrompts(StationarySampler):
+class SparseRegressionPrompts(MonitoredSampler):
     """Linear regression with ``sparsity``-sparse task vectors
     (:func:`icl_lib.tasks.sparse_linear_regression`; Garg et al. 2022, chapter 5)."""
 
@@ -511,12 +537,15 @@ class SparseRegressionPrompts(StationarySampler):
     n_points: int  # points per prompt (the model predicts every one of them)
     sparsity: int  # non-zero coordinates of w
     noise_std: float = 0.0  # label noise sigma
+    # Context sizes whose error / d the training curve logs (monitor); () for none.
+    monitor_ks: tuple[int, ...] = ()
 
     def __post_init__(self):
         check_positive_int("dim", self.dim)
         check_positive_int("n_points", self.n_points)
         check_positive_int("sparsity", self.sparsity)
         check_real("noise_std", self.noise_std, minimum=0.0)
+        _check_monitor_ks(self.monitor_ks, self.n_points)
 
     def draw(self, batch_size: int, seed) -> PromptBatch:
         return sparse_linear_regression(
