@@ -113,7 +113,8 @@ _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 def multiple_text(factor: float) -> str:
     """A multiple of a run's training as a table cell or in a sentence: ``"2.4"`` below
-    10, ``"37"`` below 100, ``"10⁶"`` (the nearest power of ten) beyond, and
+    10, ``"37"`` below 100, one significant figure up to a million (``"3 × 10²"``,
+    ``"10⁶"``), ``"more than 10⁶"`` beyond, and
     ``"never, at this slope"`` for ``inf`` (what
     :func:`icl_lib.analysis.curves.training_budget` gives a curve that does not
     fall)."""
@@ -127,7 +128,14 @@ def multiple_text(factor: float) -> str:
         return f"{factor:.1f}"
     if factor < 100:
         return f"{factor:.0f}"
-    return "10" + str(round(math.log10(factor))).translate(_SUPERSCRIPTS)
+    if factor > 1e6:  # beyond that the digits say nothing an extrapolation can carry
+        return "more than 10⁶"
+    exponent = math.floor(math.log10(factor))
+    mantissa = round(factor / 10**exponent)
+    if mantissa == 10:  # 9.6e5 rounds to 1 x 10^6
+        mantissa, exponent = 1, exponent + 1
+    power = "10" + str(exponent).translate(_SUPERSCRIPTS)
+    return power if mantissa == 1 else f"{mantissa} × {power}"
 
 
 def trend_words(
@@ -156,6 +164,75 @@ def trend_words(
         f"that slope it would reach {goal} after about "
         f"{multiple_text(budget['factor'])} times its training"
     )
+
+
+def trend_summary(budgets: dict, goal: str = "the goal") -> str:
+    """Sentences on a set of logged runs, grouped by what their ends say about more
+    training: which reach ``goal``, which have stopped falling, and which still fall,
+    with the range of multiples of their training that their slopes would need.
+
+    ``budgets``: a name (a noun phrase, e.g. "the mixture model's ratio") ->
+    :func:`icl_lib.analysis.curves.training_budget`'s result, or a list of them for
+    one run read over several stretches of its training (the range then spans them
+    all; a run has stopped falling only if it has over every stretch).
+    """
+    if not isinstance(budgets, dict) or not budgets:
+        raise ValueError(
+            "budgets: expected a non-empty dict name -> training budget, got "
+            f"{budgets!r}"
+        )
+    windows = {
+        name: list(value) if isinstance(value, list | tuple) else [value]
+        for name, value in budgets.items()
+    }
+    for name, runs in windows.items():
+        if not isinstance(name, str) or not name or not runs:
+            raise ValueError(
+                f"budgets: expected phrases -> one or more budgets, got {name!r}"
+            )
+        for budget in runs:
+            trend_words(budget)  # checks each budget
+    if not isinstance(goal, str) or not goal:
+        raise ValueError(f"goal: expected a non-empty phrase, got {goal!r}")
+
+    def listed(names):
+        names = list(names)
+        return (
+            ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        )
+
+    def verb(names, one, many):
+        return many if len(names) > 1 else one
+
+    reached = [n for n, runs in windows.items() if runs[0]["reached"] is not None]
+    finite = {
+        n: [b["factor"] for b in runs if b["factor"] < math.inf]
+        for n, runs in windows.items()
+        if n not in reached
+    }
+    stopped = [n for n, factors in finite.items() if not factors]
+    falling = {n: factors for n, factors in finite.items() if factors}
+    out = []
+    if reached:
+        out.append(f"{listed(reached)} {verb(reached, 'reaches', 'reach')} {goal}.")
+    if stopped:
+        out.append(f"{listed(stopped)} {verb(stopped, 'has', 'have')} stopped falling.")
+    if falling:
+        every = [f for factors in falling.values() for f in factors]
+        low, high = (multiple_text(f) for f in (min(every), max(every)))
+        span = (
+            f"about {low}"
+            if low == high
+            else f"at least {low}"
+            if max(every) > 1e6
+            else f"about {low} to {high}"
+        )
+        slopes = "slopes" if len(every) > 1 else "slope"
+        out.append(
+            f"{listed(falling)} still {verb(falling, 'falls', 'fall')}; at the "
+            f"log-log {slopes} of the table, {goal} is {span} times the training away."
+        )
+    return " ".join(sentence[0].upper() + sentence[1:] for sentence in out)
 
 
 def setup_notebook(seed: int = 0) -> torch.device:

@@ -710,6 +710,11 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "rows": lambda: {"x": [1.0]},
     },
     "icl_lib.notebook.multiple_text": {"factor": lambda: 2.5},
+    "icl_lib.notebook.trend_summary": {
+        "budgets": lambda: {
+            "the ratio": {"end": 1.0, "reached": None, "slope": -0.5, "factor": 4.0}
+        }
+    },
     "icl_lib.notebook.trend_words": {
         "budget": lambda: {"end": 1.0, "reached": None, "slope": -0.5, "factor": 4.0}
     },

@@ -124,7 +124,9 @@ def test_multiple_and_trend_words_read_a_training_budget():
     assert notebook.multiple_text(2.44) == "2.4"
     assert notebook.multiple_text(37.4) == "37"
     assert notebook.multiple_text(986.0) == "10³"
-    assert notebook.multiple_text(1.7e6) == "10⁶"
+    assert notebook.multiple_text(325.0) == "3 × 10²"
+    assert notebook.multiple_text(9.6e5) == "10⁶"
+    assert notebook.multiple_text(1.7e6) == "more than 10⁶"
     assert notebook.multiple_text(float("inf")) == "never, at this slope"
     with pytest.raises(ValueError, match="factor: expected a positive"):
         notebook.multiple_text(0.0)
@@ -137,3 +139,32 @@ def test_multiple_and_trend_words_read_a_training_budget():
     assert "stopped falling" in notebook.trend_words(training_budget(flat, 0.5))
     with pytest.raises(TypeError, match="budget: expected training_budget's dict"):
         notebook.trend_words({"end": 1.0})
+
+
+def test_trend_summary_groups_runs_by_what_their_ends_say():
+    reached = {"end": 1.0, "reached": 300, "slope": -0.5, "factor": 1.0}
+    stopped = {"end": 2.0, "reached": None, "slope": 0.01, "factor": float("inf")}
+    slow = {"end": 3.0, "reached": None, "slope": -0.1, "factor": 3.2e5}
+    slower = {"end": 3.0, "reached": None, "slope": -0.05, "factor": 3e9}
+    text = notebook.trend_summary(
+        {"the first ratio": reached, "the KL": stopped, "a": slow, "b": slower},
+        "the mark",
+    )
+    assert text == (
+        "The first ratio reaches the mark. The KL has stopped falling. A and b still "
+        "fall; at the log-log slopes of the table, the mark is at least 3 × 10⁵ times "
+        "the training away."
+    )
+    one = notebook.trend_summary({"the ratio": slow})
+    assert one == (
+        "The ratio still falls; at the log-log slope of the table, the goal is about "
+        "3 × 10⁵ times the training away."
+    )
+    # one run over two stretches: the range spans both; stopped only over both
+    two = notebook.trend_summary({"the ratio": [slow, stopped]})
+    assert two == one
+    assert "stopped" in notebook.trend_summary({"the KL": [stopped, stopped]})
+    with pytest.raises(ValueError, match="budgets: expected a non-empty dict"):
+        notebook.trend_summary({})
+    with pytest.raises(TypeError, match="budget: expected training_budget's dict"):
+        notebook.trend_summary({"x": {"end": 1.0}})

@@ -68,29 +68,44 @@ def _pool(n_tasks: int | None) -> Preset:
 
 
 SWEEP = tuple(_pool(m) for m in (*POOL_SIZES, None))
-# The infinite pool again under the book's recipe and chapter 1's token types instead
-# of learned positions: does the sweep's M = infinity run miss ridge for its positions?
-RECIPE_CHECK = Preset(
-    name="stability_pool_inf_recipe",
-    chapter="03_stability",
-    description="stability_pool_inf under the book's training recipe, with token "
-    "types instead of learned absolute positions (book preset, CPU: about 40 "
-    "minutes of one thread).",
-    model=dataclasses.replace(MODEL, positions="types"),
-    task=TaskPoolPrompts(dim=DIM, n_points=N_POINTS, noise_std=NOISE_STD, n_tasks=None),
-    loss="prefix_mse",
-    metric="error_by_k",
-    log_every=250,
-    **recipe(STEPS, lr=1e-3, batch_size=BATCH_SIZE),
-)
-PRESETS = (*SWEEP, RECIPE_CHECK)
 
 
-def pool_models(data_dir=None) -> list[tuple]:
+def _recipe_check(n_tasks: int | None) -> Preset:
+    # The sweep's run at this pool size again, under the book's recipe and with
+    # chapter 1's token types instead of learned positions: do the runs that miss
+    # ridge miss it for their positions?
+    base = _pool(n_tasks)
+    return Preset(
+        name=base.name + "_recipe",
+        chapter="03_stability",
+        description=f"{base.name} under the book's training recipe, with token types "
+        "instead of learned absolute positions (book preset, CPU: about 40 minutes "
+        "of one thread).",
+        model=dataclasses.replace(MODEL, positions="types"),
+        task=base.task,
+        loss=base.loss,
+        metric=base.metric,
+        log_every=base.log_every,
+        **recipe(STEPS, lr=base.lr, batch_size=BATCH_SIZE),
+    )
+
+
+RECIPE_CHECKS = (_recipe_check(None), _recipe_check(1024))
+PRESETS = (*SWEEP, *RECIPE_CHECKS)
+
+
+def pool_models(data_dir=None, *, recipe_checks: bool = False) -> list[tuple]:
     """``(pool, model)`` for every preset of the sweep, smallest pool first, the
     infinite pool last (its pool is ``None``): what
-    :func:`icl_lib.analysis.diversity.pool_size_sweep` takes."""
-    return [(preset.task.pool(), _load(preset, data_dir)[0]) for preset in SWEEP]
+    :func:`icl_lib.analysis.diversity.pool_size_sweep` takes. With
+    ``recipe_checks``, the runs of ``RECIPE_CHECKS`` instead (the infinite pool and
+    ``M = 1024`` under the book's recipe)."""
+    if not isinstance(recipe_checks, bool):
+        raise TypeError(
+            f"recipe_checks: expected True or False, got {type(recipe_checks).__name__}"
+        )
+    presets = RECIPE_CHECKS if recipe_checks else SWEEP
+    return [(preset.task.pool(), _load(preset, data_dir)[0]) for preset in presets]
 
 
 def transfer_gap_curves(pool_sizes=POOL_SIZES, data_dir=None) -> dict[str, dict]:
