@@ -658,7 +658,10 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
     "icl_lib.training.checkpoints": {"name": lambda: "overview_noiseless"},
     "icl_lib.presets.kernel": {"activation": lambda: "exp", "data": lambda: "exp"},
     "icl_lib.presets.frontiers": {"kind": lambda: "attn", "depth": lambda: 2},
-    "icl_lib.presets.stability": {"n_tasks": lambda: 4},
+    "icl_lib.presets.stability": {
+        "n_tasks": lambda: 4,
+        "name": lambda: "stability_pool_inf",
+    },
     "icl_lib.tasks.regression": {
         "sparsity": lambda: 2,
         "means": lambda: _randn(2, D),
