@@ -34,6 +34,9 @@ MODELS = {
     "selection_noise_high_only": 1.0,
     "selection_noise_low_only_long": 0.1,
     "selection_noise_high_only_long": 1.0,
+    # chapter 3's infinite pool under the recipe (10 points, sigma = 0.5); the sweep's
+    # own runs keep learned positions, and chapter 3 shows which examples they ignore
+    "stability_pool_inf_recipe": 0.5,
 }
 
 
