@@ -138,13 +138,8 @@ def multiple_text(factor: float) -> str:
     return power if mantissa == 1 else f"{mantissa} × {power}"
 
 
-def trend_words(
-    budget: dict, goal: str = "its goal", over: str = "the second half of its run"
-) -> str:
-    """What the end of a logged training run says about more training, as the
-    predicate of a sentence whose subject is the run or its ratio; ``budget`` is
-    :func:`icl_lib.analysis.curves.training_budget`'s result, ``goal`` names the
-    level and ``over`` the stretch of training the slope was fitted on."""
+def _check_budget(budget) -> None:
+    """``budget``: :func:`icl_lib.analysis.curves.training_budget`'s result."""
     if not isinstance(budget, dict) or not {"reached", "slope", "factor"} <= set(
         budget
     ):
@@ -152,18 +147,6 @@ def trend_words(
             "budget: expected training_budget's dict with 'reached', 'slope' and "
             f"'factor', got {budget!r}"
         )
-    for name, text in (("goal", goal), ("over", over)):
-        if not isinstance(text, str) or not text:
-            raise ValueError(f"{name}: expected a non-empty phrase, got {text!r}")
-    if budget["reached"] is not None:
-        return f"reaches {goal}"
-    if budget["factor"] == math.inf:
-        return f"has stopped falling over {over}"
-    return (
-        f"still falls, with a log-log slope of {budget['slope']:.2f} over {over}; at "
-        f"that slope it would reach {goal} after about "
-        f"{multiple_text(budget['factor'])} times its training"
-    )
 
 
 def trend_summary(budgets: dict, goal: str = "the goal") -> str:
@@ -191,7 +174,7 @@ def trend_summary(budgets: dict, goal: str = "the goal") -> str:
                 f"budgets: expected phrases -> one or more budgets, got {name!r}"
             )
         for budget in runs:
-            trend_words(budget)  # checks each budget
+            _check_budget(budget)
     if not isinstance(goal, str) or not goal:
         raise ValueError(f"goal: expected a non-empty phrase, got {goal!r}")
 

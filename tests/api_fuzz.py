@@ -718,9 +718,6 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
             "the ratio": {"end": 1.0, "reached": None, "slope": -0.5, "factor": 4.0}
         }
     },
-    "icl_lib.notebook.trend_words": {
-        "budget": lambda: {"end": 1.0, "reached": None, "slope": -0.5, "factor": 4.0}
-    },
     "icl_lib.training.losses": {"model": lambda: _prompt_model()},
     "icl_lib.training.losses.prefix_nll": {
         "model": lambda: _pfn_model(head="gaussian")

@@ -118,9 +118,7 @@ def test_the_book_glue_writes_the_output_myst_nb_reads(value, display):
     assert ours.outputs[0].metadata == theirs.outputs[0].metadata
 
 
-def test_multiple_and_trend_words_read_a_training_budget():
-    from icl_lib.analysis.curves import training_budget
-
+def test_multiple_text_reads_a_training_budget():
     assert notebook.multiple_text(2.44) == "2.4"
     assert notebook.multiple_text(37.4) == "37"
     assert notebook.multiple_text(986.0) == "10³"
@@ -130,15 +128,6 @@ def test_multiple_and_trend_words_read_a_training_budget():
     assert notebook.multiple_text(float("inf")) == "never, at this slope"
     with pytest.raises(ValueError, match="factor: expected a positive"):
         notebook.multiple_text(0.0)
-    steps = list(range(100, 10_001, 100))
-    falling = {"step": steps, "loss": [3.0 * s**-0.5 for s in steps]}
-    words = notebook.trend_words(training_budget(falling, 3.0 * 40_000**-0.5))
-    assert "slope of -0.50" in words and "about 4.0 times its training" in words
-    assert notebook.trend_words(training_budget(falling, 1.0)) == "reaches its goal"
-    flat = {"step": steps, "loss": [1.0] * len(steps)}
-    assert "stopped falling" in notebook.trend_words(training_budget(flat, 0.5))
-    with pytest.raises(TypeError, match="budget: expected training_budget's dict"):
-        notebook.trend_words({"end": 1.0})
 
 
 def test_trend_summary_groups_runs_by_what_their_ends_say():
@@ -164,6 +153,22 @@ def test_trend_summary_groups_runs_by_what_their_ends_say():
     two = notebook.trend_summary({"the ratio": [slow, stopped]})
     assert two == one
     assert "stopped" in notebook.trend_summary({"the KL": [stopped, stopped]})
+    # on training_budget's own results: a power law, a curve below its goal, a flat one
+    from icl_lib.analysis.curves import training_budget
+
+    steps = list(range(100, 10_001, 100))
+    falling = {"step": steps, "loss": [3.0 * s**-0.5 for s in steps]}
+    flat = {"step": steps, "loss": [1.0] * len(steps)}
+    assert notebook.trend_summary(
+        {
+            "a": training_budget(falling, 3.0 * 40_000**-0.5),
+            "b": training_budget(falling, 1.0),
+            "c": training_budget(flat, 0.5),
+        }
+    ) == (
+        "B reaches the goal. C has stopped falling. A still falls; at the log-log "
+        "slope of the table, the goal is about 4.0 times the training away."
+    )
     with pytest.raises(ValueError, match="budgets: expected a non-empty dict"):
         notebook.trend_summary({})
     with pytest.raises(TypeError, match="budget: expected training_budget's dict"):

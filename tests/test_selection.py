@@ -530,6 +530,33 @@ def test_error_curves_draw_bands_and_reference_lines():
     matplotlib.pyplot.close("all")
 
 
+def test_budget_curves_draw_runs_with_gaps_on_log_axes():
+    import math
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from icl_lib import plotting
+
+    # two runs logged over different stretches of one axis of steps: NaN is a gap
+    fig = plotting.budget_curves(
+        [100, 200, 300, 400],
+        {
+            "first": [3.0, 2.0, math.nan, math.nan],
+            "second": [math.nan, math.nan, 1.5, 1.2],
+        },
+        hlines={"goal": 0.1},
+        xlabel="optimiser steps",
+    )
+    ax = fig.axes[0]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert ax.get_xlabel() == "optimiser steps"
+    assert [line.get_label() for line in ax.lines] == ["first", "second", "goal"]
+    with pytest.raises(ValueError, match=r"curves\['first'\]: expected 4 values"):
+        plotting.budget_curves([100, 200, 300, 400], {"first": [1.0, 2.0]})
+    matplotlib.pyplot.close("all")
+
+
 def test_probes():
     gen = torch.Generator().manual_seed(0)
     labels = torch.randint(2, (400,), generator=gen)

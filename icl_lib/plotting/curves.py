@@ -264,6 +264,7 @@ def budget_curves(
     marks: Mapping[str, float] | None = None,
     hlines: Mapping[str, float] | None = None,
     ylabel: str = "error / d",
+    xlabel: str = "training prompts seen",
     title: str = "",
     ax=None,
 ):
@@ -271,9 +272,11 @@ def budget_curves(
     training a result needs.
 
     ``curves``: label -> values at ``prompts`` (e.g. a manifest's monitored errors,
-    with ``prompts = steps * batch_size``); ``marks``: label -> a number of prompts,
-    drawn as a dotted vertical line (a paper's budget); ``hlines``: label -> a level,
-    a dashed horizontal line (a goal).
+    with ``prompts = steps * batch_size``; NaN leaves a gap, for runs logged over
+    different stretches); ``marks``: label -> a number of prompts, drawn as a dotted
+    vertical line (a paper's budget); ``hlines``: label -> a level, a dashed
+    horizontal line (a goal). ``prompts`` may count optimiser steps instead, with
+    ``xlabel`` saying so.
     """
     prompts = _in.numbers("prompts", prompts, minimum=0, strict=True)  # a log axis
     _in.curves("curves", curves)
@@ -311,13 +314,7 @@ def budget_curves(
             color=PALETTE[(i + len(curves)) % len(PALETTE)],
             label=name,
         )
-    ax.set(
-        xscale="log",
-        yscale="log",
-        xlabel="training prompts seen",
-        ylabel=ylabel,
-        title=title,
-    )
+    ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9)
     return fig
 
