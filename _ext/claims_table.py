@@ -3,11 +3,13 @@
 Chapters save their claims to ``_build/claims/<chapter>.json`` when they execute (see
 ``icl_lib.claims``). This extension, run after every notebook has executed:
 
+- checks the whole ledger (``icl_lib.claims.check_ledger``): a goal without an
+  alternative that misses its mark, a verdict that does not follow from its number, or
+  a control's goal that passes although the control does not fail, stops the build;
 - fills each ``{claims-table}`` directive (the reproducibility page) with all claims,
-  one table per kind (identities, reproductions, goals);
-- writes ``claims.json`` next to the built HTML: a list of objects with the keys
-  ``id, chapter, kind, description, paper, book, tolerance, verdict`` (plus
-  ``citation``, ``paper_note``).
+  goals (the findings) first, controls and checks apart, after a line of counts;
+- writes ``claims.json`` next to the built HTML: a list of objects with the fields of
+  ``icl_lib.claims.Claim``.
 """
 
 from __future__ import annotations
@@ -19,16 +21,9 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from icl_lib.claims import KINDS, claims_html, load_claims
+from icl_lib.claims import check_ledger, grouped_claims_html, load_claims
 
 logger = logging.getLogger(__name__)
-TITLES = {
-    "identity": "Identities (exact equations, checked in float64)",
-    "monte_carlo": "Monte Carlo checks (a closed form against its estimate, within "
-    "three standard errors)",
-    "reproduction": "Reproductions (the paper's setup and number)",
-    "goal": "Goals (the book's targets and baselines; papers' numbers as context)",
-}
 
 
 class claims_placeholder(nodes.General, nodes.Element):
@@ -49,6 +44,10 @@ def _claims_dir(app) -> Path:
 def _load(app):
     folder = _claims_dir(app)
     claims = load_claims(folder) if folder.exists() else []
+    try:
+        check_ledger(claims)
+    except ValueError as error:
+        logger.warning(f"claims: {error}")
     if not claims:
         logger.warning(
             f"claims: no claims under {folder}; build from a clean cache (make book) "
@@ -62,25 +61,9 @@ def fill_tables(app, doctree, docname):
     if not placeholders:
         return
     claims = _load(app)
-    passed = sum(c.verdict == "pass" for c in claims)
-    undecided = sum(c.verdict == "undecided" for c in claims)
-    summary = f"{passed} of {len(claims)} claims pass on this build"
-    if undecided:  # within two standard errors of their goal
-        summary += f"; {undecided} undecided by their sample"
-    content = [nodes.paragraph(text=summary + ".")]
-    for kind in KINDS:
-        group = [c for c in claims if c.kind == kind]
-        if not group:
-            continue
-        ok = sum(c.verdict == "pass" for c in group)
-        content.append(nodes.rubric(text=f"{TITLES[kind]}: {ok} of {len(group)} pass"))
-        content.append(
-            nodes.raw(
-                "",
-                claims_html(group, with_chapter=True, with_kind=False),
-                format="html",
-            )
-        )
+    content = [
+        nodes.raw("", grouped_claims_html(claims, with_chapter=True), format="html")
+    ]
     for node in placeholders:
         node.replace_self([n.deepcopy() for n in content])
 

@@ -1,25 +1,38 @@
-"""Claims: the book's measured number beside the paper's, with a criterion and a
-verdict.
+"""Claims: the book's measured number beside what it is compared with, a mark, the
+mark's reason and a verdict.
 
-Every claim has a *kind*, which says what its verdict compares:
+Every claim has a *kind*, which says what its verdict means:
 
-* ``identity``: an exact equation, checked in float64 (the criterion is at most
+* ``identity``: an exact equation, checked in float64 (the mark is at most
   ``IDENTITY_TOLERANCE``);
-* ``reproduction``: the paper's setup and the paper's number, with a tolerance that the
-  chapter justifies (e.g. by the seed-to-seed spread);
-* ``goal``: the book's own target or a baseline the book must beat; a paper's number
-  from another setup is shown as context, never used as the pass mark;
 * ``monte_carlo``: a closed form checked against a Monte Carlo estimate on the page's
-  sample, which passes when the estimate lies within ``z`` of its standard errors of the
-  closed form (the standard error is reported with the claim).
+  sample; it passes when the estimate lies within ``z`` of its standard errors of the
+  closed form;
+* ``reproduction``: the paper's setup and the number the paper prints, with a tolerance
+  that the chapter justifies;
+* ``goal``: a finding of the book. A goal names the *alternative* it rules out (a
+  learner or a hypothesis, with its value on the same prompts) and the reason for its
+  mark; the alternative must fail the mark, or :class:`ClaimSet` refuses the goal. A
+  goal decided on sampled prompts carries its standard error; one whose number is not a
+  sample mean says why (``se_note``);
+* ``control``: a learner that must fail the mark of the goal it belongs to (``of``). It
+  "fails, as it must", or it passes and the goal cannot separate: the goal is then
+  ``undecided``, whatever the book's learner scored;
+* ``check``: a check of the setup, or of a proposition's hypothesis on the data. It
+  must hold for the chapter's argument to apply, but it is not a finding.
 
-Each chapter collects its claims in one :class:`ClaimSet`, shows it as a table and saves
+Goals alone count as findings (:func:`ledger_counts`); controls and checks are listed
+apart. A paper's number (``paper``) is only a number the paper prints, with where it is
+printed (``paper_note``); a target computed on the page is the claim's ``target``.
+
+Each chapter collects its claims in one :class:`ClaimSet`, shows it as tables and saves
 it as ``_build/claims/<chapter>.json``; the book's Sphinx extension
 (``_ext/claims_table.py``) gathers those files into the reproducibility page and
-``_build/html/claims.json``. A claim's verdict is computed from the measured value and
-its criterion, never typed. A measured value with a standard error (``se``) that lies
-within two standard errors of its goal gets the verdict ``undecided``: the sample does
-not say on which side of the goal the model is.
+``_build/html/claims.json`` after :func:`check_ledger` has checked the whole ledger. A
+claim's verdict is computed from the measured value and its mark, never typed. A value
+with a standard error (``se``) within ``z`` standard errors (2 unless the chapter states
+a correction for several groups) of its mark is ``undecided``: the sample does not say
+on which side of the mark the learner is.
 """
 
 from __future__ import annotations
@@ -29,39 +42,63 @@ import json
 import math
 import numbers
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+KINDS = ("identity", "monte_carlo", "reproduction", "goal", "control", "check")
 VERDICTS = ("pass", "miss", "undecided")
-VERDICT_MARKS = {"pass": "✅ pass", "miss": "❌ miss", "undecided": "❔ undecided"}
-KINDS = ("identity", "monte_carlo", "reproduction", "goal")
+CONTROL_VERDICTS = ("fails", "passes", "undecided")
+VERDICT_MARKS = {
+    "pass": "✅ pass",
+    "miss": "❌ miss",
+    "undecided": "❔ undecided",
+    "fails": "✅ fails, as it must",
+    "passes": "❌ passes: the goal cannot separate",
+}
 MONTE_CARLO_Z = (
     3.0  # standard errors a Monte Carlo estimate may lie from its closed form
 )
-IDENTITY_TOLERANCE = (
-    1e-8  # the loosest criterion an identity may have (float64 rounding)
+UNDECIDED_Z = 2.0  # standard errors within which a goal's verdict is undecided
+IDENTITY_TOLERANCE = 1e-8  # the loosest mark an identity may have (float64 rounding)
+# A goal whose alternative cannot be computed says why, after this prefix.
+NO_ALTERNATIVE = "none computable: "
+# Where a paper prints a number: paper_note must name the place.
+PAPER_PLACE = re.compile(
+    r"\b(fig(ure)?s?|tables?|tab|sec(tion)?s?|§|eqs?|equations?|thm|theorems?|"
+    r"prop(osition)?|lemma|corollary|appendix|app|p|pp|page|abstract|algorithm)\b\.?",
+    re.IGNORECASE,
 )
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One reproduction claim (the keys of ``claims.json``, plus ``citation`` and
-    ``paper_note``)."""
+    """One claim: the keys of ``claims.json``."""
 
     id: str  # "<chapter>.<name>", unique across the book
     chapter: str  # the chapter's short name, e.g. "overview"
-    kind: str  # "identity", "monte_carlo", "reproduction" or "goal" (see KINDS)
+    kind: str  # one of KINDS
     description: str  # what is measured, in one sentence
-    paper: float | None  # the paper's number, or None where the paper reports none
+    paper: float | None  # a number the paper prints, or None
     book: float  # measured on this build
-    tolerance: str  # the criterion in words, e.g. "<= 1.2" or "within 10% of the paper"
-    verdict: str  # "pass", "miss" or "undecided" (see VERDICTS)
-    citation: str = (
-        ""  # reference of the paper's number, e.g. "Garg et al. 2022, Fig. 2"
+    tolerance: str  # the mark in words, e.g. "<= 1.2" or "within 10% of the paper"
+    verdict: str  # VERDICTS, or CONTROL_VERDICTS for a control
+    citation: str = ""  # whose number, e.g. "Garg et al. 2022"
+    paper_note: str = (
+        ""  # where the paper prints it (figure, table, section), or why none
     )
-    paper_note: str = ""  # where in the paper, or why there is no number
-    se: float | None = None  # standard error of ``book``, where it is a sample mean
+    se: float | None = None  # standard error of ``book``, where it is a sample estimate
+    target: float | None = None  # a closed form or a target computed on the page
+    low: float | None = None  # the mark: ``book`` passes in [low, high]
+    high: float | None = None
+    z: float | None = None  # standard errors of the undecided band (with ``se``)
+    alternative: str = ""  # a goal's alternative: the learner or hypothesis ruled out
+    alternative_value: float | None = None  # its value on the same prompts
+    alternative_se: float | None = None
+    mark_reason: str = ""  # why the mark is where it is
+    se_note: str = ""  # a goal without a standard error: why it has none
+    control_of: str = ""  # a control: the goal whose mark it must fail
 
     def __post_init__(self):
         # Every field checked, so that a claim read back from JSON (load_claims) or
@@ -70,7 +107,14 @@ class Claim:
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise TypeError(f"{name}: expected a non-empty string, got {value!r}")
-        for name in ("citation", "paper_note"):
+        for name in (
+            "citation",
+            "paper_note",
+            "alternative",
+            "mark_reason",
+            "se_note",
+            "control_of",
+        ):
             if not isinstance(getattr(self, name), str):
                 raise TypeError(
                     f"{name}: expected a string, got {getattr(self, name)!r}"
@@ -89,39 +133,123 @@ class Claim:
             raise ValueError(
                 f"kind: expected one of {KINDS} for {self.id}, got {self.kind!r}"
             )
-        if self.verdict not in VERDICTS:
+        allowed = CONTROL_VERDICTS if self.kind == "control" else VERDICTS
+        if self.verdict not in allowed:
             raise ValueError(
-                f"verdict: expected one of {VERDICTS} for {self.id}, got "
-                f"{self.verdict!r}"
+                f"verdict: expected one of {allowed} for the {self.kind} {self.id}, "
+                f"got {self.verdict!r}"
             )
         _real("book", self.book, self.id)
-        if self.paper is not None:
-            _real("paper", self.paper, self.id)
-        if self.kind == "reproduction" and (self.paper is None or not self.citation):
+        for name in ("paper", "target", "low", "high", "z", "alternative_value"):
+            if getattr(self, name) is not None:
+                _real(name, getattr(self, name), self.id)
+        for name in ("se", "alternative_se"):
+            value = getattr(self, name)
+            if value is not None and _real(name, value, self.id) < 0:
+                raise ValueError(
+                    f"{name}: expected a finite standard error >= 0 for {self.id}, "
+                    f"got {value}"
+                )
+        if self.low is None and self.high is None:
             raise ValueError(
-                f"paper, citation: a reproduction claim ({self.id}) compares with a "
-                f"paper's number in the paper's setup; expected both, got "
-                f"{self.paper!r}, {self.citation!r}"
+                f"low, high: expected the mark of {self.id} (at least one bound), got "
+                "neither"
             )
-        if self.se is not None and (
-            self.kind not in ("goal", "monte_carlo")
-            or _real("se", self.se, self.id) < 0
+        if self.low is not None and self.high is not None and self.low > self.high:
+            raise ValueError(
+                f"low, high: expected low <= high for {self.id}, got {self.low} > "
+                f"{self.high}"
+            )
+        if self.paper is not None and not (
+            self.citation.strip() and PAPER_PLACE.search(self.paper_note)
         ):
             raise ValueError(
-                f"se: expected a finite standard error >= 0 of a goal or monte_carlo "
-                f"claim ({self.id}), got {self.se} for a {self.kind} claim"
+                f"paper, citation, paper_note: a paper's number ({self.id}) is one the "
+                "paper prints, with whose it is (citation) and where it is printed "
+                "(paper_note naming a figure, table, section, equation or page); got "
+                f"citation={self.citation!r}, paper_note={self.paper_note!r}"
+            )
+        if self.kind == "reproduction" and self.paper is None:
+            raise ValueError(
+                f"paper: a reproduction claim ({self.id}) compares with a paper's "
+                "printed number in the paper's setup; expected it, got None"
+            )
+        if self.se is not None and self.kind in ("identity", "reproduction"):
+            raise ValueError(
+                f"se: expected no standard error for the {self.kind} {self.id} (a "
+                "sampled number is a goal, a check or a monte_carlo claim), got "
+                f"{self.se}"
             )
         if self.kind == "monte_carlo" and not (
-            self.se is not None and self.se > 0 and self.paper is not None
+            self.se is not None and self.se > 0 and self.target is not None
         ):
             raise ValueError(
-                f"se, paper: a monte_carlo claim ({self.id}) compares an estimate with "
-                f"its closed form; expected a standard error > 0 and the closed form, "
-                f"got se={self.se!r}, paper={self.paper!r}"
+                f"se, target: a monte_carlo claim ({self.id}) compares an estimate "
+                f"with its closed form; expected a standard error > 0 and the closed "
+                f"form, got se={self.se!r}, target={self.target!r}"
             )
-        if self.verdict == "undecided" and self.se is None:
+        if (self.se is not None or self.alternative_se is not None) and self.z is None:
             raise ValueError(
-                f"verdict: 'undecided' needs a standard error ({self.id}), got se=None"
+                f"z: expected the standard errors of the undecided band of {self.id}, "
+                "which has a standard error, got None"
+            )
+        if self.kind == "goal":
+            self._check_goal()
+        elif self.alternative or self.alternative_value is not None:
+            raise ValueError(
+                f"alternative: only a goal names an alternative; {self.id} is a "
+                f"{self.kind} (a control is recorded with ClaimSet.control)"
+            )
+        if (self.kind == "control") != bool(self.control_of):
+            raise ValueError(
+                f"control_of: expected the goal of a control, and only of a control "
+                f"({self.id}, a {self.kind}), got {self.control_of!r}"
+            )
+        if self.verdict == "undecided" and self.kind not in (
+            "goal",
+            "control",
+            "check",
+        ):
+            raise ValueError(
+                f"verdict: only a goal, a control or a check can be undecided, "
+                f"{self.id} is a {self.kind}"
+            )
+
+    def _check_goal(self):
+        if not self.alternative.strip():
+            raise ValueError(
+                f"alternative: a goal ({self.id}) names the learner or hypothesis it "
+                f"rules out, or says why none can be computed ('{NO_ALTERNATIVE}...'); "
+                "got nothing"
+            )
+        if self.alternative_value is None and not (
+            self.alternative.startswith(NO_ALTERNATIVE)
+            and self.alternative[len(NO_ALTERNATIVE) :].strip()
+        ):
+            raise ValueError(
+                f"alternative_value: a goal ({self.id}) gives its alternative's value "
+                f"on the same prompts, or says why none can be computed "
+                f"('{NO_ALTERNATIVE}<why>'); got {self.alternative!r} without a value"
+            )
+        if self.alternative_value is not None and _inside(
+            self.alternative_value, self.low, self.high
+        ):
+            raise ValueError(
+                f"alternative_value: the alternative of {self.id} "
+                f"({self.alternative}: {_fmt(self.alternative_value)}) meets the "
+                f"goal's own mark ({self.tolerance}); such a goal cannot separate the "
+                "claim from its alternative"
+            )
+        if not self.mark_reason.strip():
+            raise ValueError(
+                f"mark_reason: a goal ({self.id}) says why its mark is where it is "
+                "(from the standard error, from the alternative, or an external target "
+                "named as such); got nothing"
+            )
+        if self.se is None and not self.se_note.strip():
+            raise ValueError(
+                f"se, se_note: a goal ({self.id}) carries the standard error of its "
+                "number, or says why it has none (se_note); got neither"
             )
 
     def to_dict(self) -> dict:
@@ -155,18 +283,62 @@ def _fmt(x: float | None) -> str:
     return f"{x:.2e}"
 
 
+def _claim_list(claims) -> list[Claim]:
+    """``claims`` as a list of Claim, or a TypeError that names the argument."""
+    if isinstance(claims, (str, bytes, Claim)) or not hasattr(claims, "__iter__"):
+        raise TypeError(
+            f"claims: expected a list of Claim, got {type(claims).__name__}"
+        )
+    claims = list(claims)
+    for claim in claims:
+        if not isinstance(claim, Claim):
+            raise TypeError(
+                f"claims: expected Claim entries, got {type(claim).__name__}"
+            )
+    return claims
+
+
+def _inside(x: float, low: float | None, high: float | None) -> bool:
+    return (low is None or x >= low) and (high is None or x <= high)
+
+
+def _margin(x: float, low: float | None, high: float | None) -> float:
+    """Distance from ``x`` to the nearest bound of the mark [low, high]."""
+    return min(abs(x - b) for b in (low, high) if b is not None)
+
+
+def _decide(book, low, high, se=None, z=UNDECIDED_Z) -> str:
+    """The verdict of a number against the mark [low, high]: "pass" inside, "miss"
+    outside, "undecided" within ``z`` standard errors of a bound (when ``se`` is
+    given)."""
+    if se is not None and _margin(book, low, high) < z * se:
+        return "undecided"
+    return "pass" if _inside(book, low, high) else "miss"
+
+
+def _control_verdict(verdict: str) -> str:
+    """A control's verdict from :func:`decide` of its number against its goal's mark:
+    a control that misses the mark "fails", as it must."""
+    return {"pass": "passes", "miss": "fails", "undecided": "undecided"}[verdict]
+
+
 class ClaimSet:
-    """The claims of one chapter. ``at_most``, ``at_least`` and ``close_to`` record a
-    claim and return nothing (a notebook cell that ends with one prints no repr);
-    ``claims[id]`` reads it back.
+    """The claims of one chapter. ``at_most``, ``at_least``, ``close_to``,
+    ``monte_carlo`` and ``control`` record a claim and return nothing (a notebook cell
+    that ends with one prints no repr); ``claims[id]`` reads it back.
 
     Example::
 
         claims = ClaimSet("overview")
-        claims.at_most("overview.noiseless_error_at_2d", "error / d at k = 2d",
-                       kind="goal", book=0.01, goal=0.05, paper=0.0006,
-                       citation="Garg et al. 2022", paper_note="d = 20, 12 layers")
-        claims.table()   # an HTML table for the notebook
+        claims.at_most(
+            "overview.noiseless_error_at_2d", "error / d at k = 2d",
+            kind="goal", book=0.01, goal=0.05, se=0.001,
+            alternative="least squares on the first k - 1 examples",
+            alternative_value=0.08,
+            mark_reason="an external target: Garg et al.'s accuracy, to 5 %")
+        claims.control("overview.untrained_at_2d", "the untrained model",
+                       of="overview.noiseless_error_at_2d", book=1.0, se=0.02)
+        claims.table()   # HTML tables for the notebook, findings first
         claims.save()    # _build/claims/overview.json when run inside the book
     """
 
@@ -179,56 +351,95 @@ class ClaimSet:
         self.chapter = chapter
         self.claims: list[Claim] = []
 
-    def _add(
-        self,
-        id,
-        kind,
-        description,
-        book,
-        tolerance,
-        ok,
-        paper=None,
-        citation="",
-        paper_note="",
-        se=None,
-        goal=None,
-    ) -> None:
+    def _new_id(self, id) -> None:
         if not isinstance(id, str) or not id.startswith(self.chapter + "."):
             raise ValueError(
                 f"id: expected a string starting with '{self.chapter}.', got {id!r}"
             )
         if any(c.id == id for c in self.claims):
             raise ValueError(f"id: {id!r} is already claimed in this chapter")
-        # kind, and a reproduction's paper and citation, are checked by Claim itself
+
+    def _add(
+        self,
+        id,
+        kind,
+        description,
+        book,
+        criterion,
+        low,
+        high,
+        *,
+        target=None,
+        se=None,
+        z=UNDECIDED_Z,
+        alternative="",
+        alternative_value=None,
+        alternative_se=None,
+        mark_reason="",
+        se_note="",
+        paper=None,
+        citation="",
+        paper_note="",
+    ) -> None:
+        self._new_id(id)
+        if kind not in KINDS or kind == "control":
+            raise ValueError(
+                f"kind: expected one of {tuple(k for k in KINDS if k != 'control')} "
+                f"for {id} (a control is recorded with ClaimSet.control), got {kind!r}"
+            )
         book = _real("book", book, id)
-        verdict = "pass" if ok else "miss"
-        if se is not None and kind == "monte_carlo":
+        z = _real("z", z, id)
+        if not z > 0:
+            raise ValueError(f"z: expected a number of standard errors > 0, got {z}")
+        if se is not None:
             se = _real("se", se, id)
-        elif se is not None:
-            se = _real("se", se, id)
-            if kind != "goal" or se < 0:
+            if se < 0:
                 raise ValueError(
-                    "se: expected a finite standard error >= 0 of a goal claim "
-                    f"({id}), "
-                    f"got {se} for a {kind} claim"
+                    f"se: expected a finite standard error >= 0 for {id}, got {se}"
                 )
-            if abs(book - goal) < 2 * se:
-                verdict = "undecided"
-            tolerance += f" (undecided within 2 se = {_fmt(2 * se)})"
-        claim = Claim(
-            id=id,
-            chapter=self.chapter,
-            kind=kind,
-            description=description,
-            paper=None if paper is None else _real("paper", paper, id),
-            book=book,
-            tolerance=tolerance,
-            verdict=verdict,
-            citation=citation,
-            paper_note=paper_note,
-            se=se,
+        if alternative_value is not None:
+            alternative_value = _real("alternative_value", alternative_value, id)
+        if alternative_se is not None:
+            alternative_se = _real("alternative_se", alternative_se, id)
+        verdict = _decide(book, low, high, se, z)
+        if se is not None:
+            criterion += f" (undecided within {z:g} se = {_fmt(z * se)})"
+        if (
+            verdict == "pass"
+            and alternative_value is not None
+            and alternative_se is not None
+            and _margin(alternative_value, low, high) < z * alternative_se
+        ):
+            verdict = "undecided"
+            criterion += (
+                f"; cannot separate: the alternative lies within {z:g} of its se of "
+                "the mark"
+            )
+        uses_z = se is not None or alternative_se is not None
+        self.claims.append(
+            Claim(
+                id=id,
+                chapter=self.chapter,
+                kind=kind,
+                description=description,
+                paper=None if paper is None else _real("paper", paper, id),
+                book=book,
+                tolerance=criterion,
+                verdict=verdict,
+                citation=citation,
+                paper_note=paper_note,
+                se=se,
+                target=None if target is None else _real("target", target, id),
+                low=low,
+                high=high,
+                z=z if uses_z else None,
+                alternative=alternative,
+                alternative_value=alternative_value,
+                alternative_se=alternative_se,
+                mark_reason=mark_reason,
+                se_note=se_note,
+            )
         )
-        self.claims.append(claim)
 
     def monte_carlo(
         self,
@@ -247,8 +458,10 @@ class ClaimSet:
 
         ``estimate`` is a sample mean on the page's prompts and ``se`` its standard
         error; a tolerance in standard errors, unlike a relative one, tightens as the
-        sample grows, so a wrong closed form cannot hide behind it.
+        sample grows, so a wrong closed form cannot hide behind it. ``citation`` names
+        where the closed form comes from.
         """
+        self._new_id(id)
         se = _real("se", se, id)
         if not se > 0:
             raise ValueError(f"se: expected a standard error > 0 for {id}, got {se}")
@@ -256,26 +469,38 @@ class ClaimSet:
         if not z > 0:
             raise ValueError(f"z: expected a number of standard errors > 0, got {z}")
         closed_form = _real("closed_form", closed_form, id)
-        ok = abs(_real("estimate", estimate, id) - closed_form) <= z * se
-        self._add(
-            id,
-            "monte_carlo",
-            description,
-            estimate,
-            f"within {z:g} se (se = {_fmt(se)}) of the closed form",
-            ok,
-            closed_form,
-            citation,
-            paper_note,
-            se=se,
+        estimate = _real("estimate", estimate, id)
+        low, high = closed_form - z * se, closed_form + z * se
+        self.claims.append(
+            Claim(
+                id=id,
+                chapter=self.chapter,
+                kind="monte_carlo",
+                description=description,
+                paper=None,
+                book=estimate,
+                tolerance=f"within {z:g} se (se = {_fmt(se)}) of the closed form "
+                f"{_fmt(closed_form)}",
+                verdict=_decide(estimate, low, high),
+                citation=citation,
+                paper_note=paper_note,
+                se=se,
+                target=closed_form,
+                low=low,
+                high=high,
+                z=z,
+            )
         )
 
     def at_most(self, id, description, *, kind, book, goal, **context) -> None:
         """Passes when ``book <= goal``; an identity needs a float64-level goal.
 
-        ``context``: ``paper``, ``citation`` and ``paper_note`` (see :class:`Claim`),
-        and for a goal ``se``, the standard error of ``book``: within ``2 se`` of the
-        goal the verdict is ``undecided``.
+        ``context``: for every kind ``paper``, ``citation`` and ``paper_note`` (a
+        number the paper prints and where); ``se`` and ``z`` (within ``z`` standard
+        errors of the mark the verdict is undecided; 2 unless a correction for several
+        groups is stated in ``mark_reason``); for a goal ``alternative`` (what it rules
+        out), ``alternative_value`` (its value on the same prompts, which must miss the
+        mark), ``alternative_se``, ``mark_reason`` and, without ``se``, ``se_note``.
         """
         goal = _real("goal", goal, id)
         if kind == "identity" and not goal <= IDENTITY_TOLERANCE:
@@ -283,22 +508,21 @@ class ClaimSet:
                 f"goal: an identity ({id}) is checked to float64 rounding, expected at "
                 f"most {IDENTITY_TOLERANCE}, got {goal}"
             )
-        ok = _real("book", book, id) <= goal
         self._add(
-            id, kind, description, book, f"<= {_fmt(goal)}", ok, goal=goal, **context
+            id, kind, description, book, f"<= {_fmt(goal)}", None, goal, **context
         )
 
     def at_least(self, id, description, *, kind, book, goal, **context) -> None:
-        """Passes when ``book >= goal`` (an identity is an error: use ``at_most``)."""
+        """Passes when ``book >= goal`` (an identity is an error: use ``at_most``);
+        ``context`` as for :meth:`at_most`."""
         if kind == "identity":
             raise ValueError(
                 f"kind: an identity ({id}) is an error at most {IDENTITY_TOLERANCE}; "
                 "record it with at_most"
             )
         goal = _real("goal", goal, id)
-        ok = _real("book", book, id) >= goal
         self._add(
-            id, kind, description, book, f">= {_fmt(goal)}", ok, goal=goal, **context
+            id, kind, description, book, f">= {_fmt(goal)}", goal, None, **context
         )
 
     def close_to(
@@ -308,15 +532,18 @@ class ClaimSet:
         *,
         kind,
         book,
-        paper,
+        target=None,
+        paper=None,
         rel_tol=None,
         abs_tol=None,
-        citation="",
-        paper_note="",
+        **context,
     ) -> None:
-        """Passes when ``|book - paper| <= rel_tol * |paper|`` (or ``<= abs_tol``).
+        """Passes when ``|book - reference| <= rel_tol * |reference|`` (or
+        ``<= abs_tol``).
 
-        For a ``goal`` the reference ``paper`` is the book's own target value.
+        A reproduction's reference is ``paper``, the number the paper prints; every
+        other kind's is ``target``, a value computed on the page (``paper`` may then
+        stand beside it as context). ``context`` as for :meth:`at_most`.
         """
         if (rel_tol is None) == (abs_tol is None):
             raise ValueError(
@@ -333,19 +560,98 @@ class ClaimSet:
                 raise ValueError(
                     f"{name}: expected a tolerance >= 0 for {id}, got {tol}"
                 )
-        paper = _real("paper", paper, id)
-        gap = abs(_real("book", book, id) - paper)
-        reference = "the target" if kind == "goal" else "the paper"
-        if rel_tol is not None:
-            criterion, ok = (
-                f"within {rel_tol:.0%} of {reference}",
-                gap <= rel_tol * abs(paper),
-            )
+        if kind == "reproduction":
+            if target is not None:
+                raise ValueError(
+                    f"target: a reproduction ({id}) is compared with the paper's "
+                    f"number (paper), got target={target!r}"
+                )
+            if paper is None:
+                raise ValueError(
+                    f"paper: a reproduction claim ({id}) compares with a paper's "
+                    "printed number in the paper's setup; expected it, got None"
+                )
+            reference, name = _real("paper", paper, id), "the paper"
         else:
-            criterion, ok = f"within {_fmt(abs_tol)} of {reference}", gap <= abs_tol
+            if target is None:
+                raise ValueError(
+                    f"target: a {kind} ({id}) is compared with a value computed on the "
+                    "page; expected target (a paper's printed number goes in paper, "
+                    "as context), got None"
+                )
+            reference, name = _real("target", target, id), "the target"
+        if rel_tol is not None:
+            width = rel_tol * abs(reference)
+            criterion = f"within {rel_tol:.0%} of {name} {_fmt(reference)}"
+        else:
+            width = abs_tol
+            criterion = f"within {_fmt(abs_tol)} of {name} {_fmt(reference)}"
         self._add(
-            id, kind, description, book, criterion, ok, paper, citation, paper_note
+            id,
+            kind,
+            description,
+            book,
+            criterion,
+            reference - width,
+            reference + width,
+            target=None if kind == "reproduction" else reference,
+            paper=paper,
+            **context,
         )
+
+    def control(self, id, description, *, of, book, se=None) -> None:
+        """A learner that must fail the mark of goal ``of`` (recorded before it), on
+        the same prompts. Its verdict is "fails" outside the mark (beyond the goal's
+        ``z`` standard errors when ``se`` is given), "passes" inside it and
+        "undecided" in between; unless it fails, the goal cannot separate the claim
+        from this control, and a goal that passed becomes undecided."""
+        self._new_id(id)
+        if not isinstance(of, str) or not any(c.id == of for c in self.claims):
+            raise ValueError(
+                f"of: expected the id of a goal recorded before this control, got "
+                f"{of!r}"
+            )
+        goal = self[of]
+        if goal.kind != "goal":
+            raise ValueError(
+                f"of: expected the id of a goal, got {of!r}, a {goal.kind} claim"
+            )
+        book = _real("book", book, id)
+        z = goal.z if goal.z is not None else UNDECIDED_Z
+        if se is not None:
+            se = _real("se", se, id)
+            if se < 0:
+                raise ValueError(f"se: expected a finite standard error >= 0, got {se}")
+        verdict = _control_verdict(_decide(book, goal.low, goal.high, se, z))
+        criterion = f"fails the mark of {of}: {goal.tolerance.split(' (')[0]}"
+        if se is not None:
+            criterion += f" (undecided within {z:g} se = {_fmt(z * se)})"
+        self.claims.append(
+            Claim(
+                id=id,
+                chapter=self.chapter,
+                kind="control",
+                description=description,
+                paper=None,
+                book=book,
+                tolerance=criterion,
+                verdict=verdict,
+                se=se,
+                low=goal.low,
+                high=goal.high,
+                z=z if se is not None else None,
+                control_of=of,
+            )
+        )
+        if verdict != "fails" and goal.verdict == "pass":
+            i = self.claims.index(goal)
+            reason = "passes" if verdict == "passes" else "may pass"
+            self.claims[i] = replace(
+                goal,
+                verdict="undecided",
+                tolerance=f"{goal.tolerance}; cannot separate: the control {id} "
+                f"{reason}",
+            )
 
     def __getitem__(self, id: str) -> Claim:
         for claim in self.claims:
@@ -353,34 +659,16 @@ class ClaimSet:
                 return claim
         raise KeyError(f"id: no claim {id!r} in chapter {self.chapter!r}")
 
-    def cannot_decide(self, id: str, reason: str) -> None:
-        """Set goal claim ``id`` to ``undecided`` because its pass mark cannot separate
-        the claim from its alternative on this evidence (e.g. a negative control that
-        should fail the mark passes it); ``reason`` is appended to its criterion."""
-        if not isinstance(reason, str) or not reason.strip():
-            raise ValueError(f"reason: expected a non-empty string, got {reason!r}")
-        claim = self[id]
-        if claim.kind != "goal" or claim.se is None:
-            raise ValueError(
-                f"id: only a goal claim with a standard error can be undecided, got "
-                f"{id!r} ({claim.kind}, se={claim.se})"
-            )
-        i = self.claims.index(claim)
-        self.claims[i] = replace(
-            claim,
-            verdict="undecided",
-            tolerance=f"{claim.tolerance}; cannot be decided: {reason}",
-        )
-
     def table(self):
-        """The claims as an HTML table (an ``IPython.display.HTML`` object)."""
+        """The claims as HTML tables, findings first (an ``IPython.display.HTML``
+        object): a line of counts, then one table per group of kinds."""
         from IPython.display import HTML
 
-        return HTML(claims_html(self.claims))
+        return HTML(grouped_claims_html(self.claims))
 
     def summary(self, rows: Mapping[str, str]):
         """A small HTML table of some claims for the text: ``label -> claim id``, one
-        row each with the measured value, the criterion and the verdict (an
+        row each with the measured value, the mark and the verdict (an
         ``IPython.display.HTML`` object)."""
         from IPython.display import HTML
 
@@ -393,7 +681,7 @@ class ClaimSet:
             claim = self[id]
             cells = (
                 label,
-                _fmt(claim.book),
+                _value(claim),
                 claim.tolerance,
                 VERDICT_MARKS[claim.verdict],
             )
@@ -403,7 +691,7 @@ class ClaimSet:
                 + "</tr>"
             )
         head = "".join(
-            f"<th>{t}</th>" for t in ("quantity", "this model", "goal", "verdict")
+            f"<th>{t}</th>" for t in ("quantity", "this model", "mark", "verdict")
         )
         return HTML(
             f'<table class="claims-summary"><thead><tr>{head}</tr></thead>'
@@ -411,8 +699,8 @@ class ClaimSet:
         )
 
     def save(self, directory=None) -> Path | None:
-        """Write ``<directory>/<chapter>.json``; the default is the book's
-        ``_build/claims``.
+        """Check the chapter's ledger (:func:`check_ledger`) and write
+        ``<directory>/<chapter>.json``; the default is the book's ``_build/claims``.
 
         Outside the book (no ``_config.yml`` above the working directory and no
         ``ICL_CLAIMS_DIR``) there is nowhere to collect claims: nothing is written and
@@ -422,6 +710,7 @@ class ClaimSet:
             raise TypeError(
                 f"directory: expected a path or None, got {type(directory).__name__}"
             )
+        check_ledger(self.claims)
         directory = Path(directory) if directory is not None else default_claims_dir()
         if directory is None:
             return None
@@ -429,6 +718,119 @@ class ClaimSet:
         path = directory / f"{self.chapter}.json"
         path.write_text(json.dumps([c.to_dict() for c in self.claims], indent=1) + "\n")
         return path
+
+
+def check_ledger(claims) -> None:
+    """Check the rules of the ledger across ``claims`` (a chapter's or the whole
+    book's) and raise ValueError listing every claim that breaks one:
+
+    1. every verdict follows from the number, its mark and its standard error; a
+       control names a goal of the ledger, and a goal whose control does not fail is
+       not a pass;
+    2. every goal names its alternative, whose value misses the goal's mark (or says
+       why none can be computed), and the reason for its mark;
+    3. every goal carries its standard error or says why it has none;
+    4. a paper's number says whose it is and where it is printed.
+
+    Rules 2-4 are checked by :class:`Claim` itself; this function checks them again
+    for claims built by hand and adds the rules that need the whole ledger.
+    """
+    claims = _claim_list(claims)
+    problems = []
+    by_id = {c.id: c for c in claims}
+    for claim in claims:
+        try:
+            Claim(**claim.to_dict())
+        except (TypeError, ValueError) as error:
+            problems.append(str(error))
+            continue
+        z = claim.z if claim.z is not None else UNDECIDED_Z
+        # a Monte Carlo check's band is already in standard errors
+        se = None if claim.kind == "monte_carlo" else claim.se
+        computed = _decide(claim.book, claim.low, claim.high, se, z)
+        if claim.kind == "control":
+            computed = _control_verdict(computed)
+            goal = by_id.get(claim.control_of)
+            if goal is None or goal.kind != "goal":
+                problems.append(
+                    f"{claim.id}: a control of {claim.control_of!r}, which is not a "
+                    "goal of this ledger"
+                )
+            elif claim.verdict != "fails" and goal.verdict == "pass":
+                problems.append(
+                    f"{goal.id}: passes although its control {claim.id} does not fail "
+                    f"the mark ({claim.verdict})"
+                )
+        # A pass may have become undecided (a control, or an alternative within its
+        # standard errors of the mark), never the other way round.
+        downgraded = computed == "pass" and claim.verdict == "undecided"
+        if claim.verdict != computed and not downgraded:
+            problems.append(
+                f"{claim.id}: verdict {claim.verdict!r}, but {_fmt(claim.book)} "
+                f"against [{_fmt(claim.low)}, {_fmt(claim.high)}] gives {computed!r}"
+            )
+    if problems:
+        raise ValueError("the ledger breaks its rules:\n- " + "\n- ".join(problems))
+
+
+def ledger_counts(claims) -> dict[str, dict[str, int]]:
+    """``{kind: {verdict: count}}`` over ``claims``, every kind and verdict present
+    (zeros included)."""
+    counts = {
+        kind: dict.fromkeys(CONTROL_VERDICTS if kind == "control" else VERDICTS, 0)
+        for kind in KINDS
+    }
+    for claim in _claim_list(claims):
+        counts[claim.kind][claim.verdict] += 1
+    return counts
+
+
+PLURALS = {
+    "goal": "goals",
+    "reproduction": "reproductions",
+    "identity": "identities",
+    "Monte Carlo check": "Monte Carlo checks",
+    "check of the setup": "checks of the setup",
+    "control": "controls",
+}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word if n == 1 else PLURALS[word]}"
+
+
+def ledger_sentence(claims) -> str:
+    """The ledger in one sentence: goals as findings first, the rest apart. E.g.
+    "7 of 9 goals met (1 missed, 1 undecided); 2 reproductions of 2 within their
+    tolerance; ...". Kinds absent from ``claims`` are left out."""
+    counts = ledger_counts(claims)
+    parts = []
+    goals = counts["goal"]
+    n = sum(goals.values())
+    if n:
+        rest = [f"{goals['miss']} missed"] if goals["miss"] else []
+        if goals["undecided"]:
+            rest.append(f"{goals['undecided']} undecided")
+        parts.append(
+            f"{goals['pass']} of {_plural(n, 'goal')} met"
+            + (f" ({', '.join(rest)})" if rest else "")
+        )
+    for kind, noun, verb in (
+        ("reproduction", "reproduction", "within their tolerance"),
+        ("identity", "identity", "exact to rounding"),
+        ("monte_carlo", "Monte Carlo check", "within their standard errors"),
+        ("check", "check of the setup", "hold"),
+    ):
+        n = sum(counts[kind].values())
+        if n:
+            parts.append(f"{counts[kind]['pass']} of {_plural(n, noun)} {verb}")
+    controls = counts["control"]
+    n = sum(controls.values())
+    if n:
+        parts.append(
+            f"{controls['fails']} of {_plural(n, 'control')} fail, as they must"
+        )
+    return "; ".join(parts)
 
 
 def default_claims_dir() -> Path | None:
@@ -477,9 +879,51 @@ def load_claims(directory) -> list[Claim]:
     return claims
 
 
+def _value(claim: Claim) -> str:
+    """The measured number, with its standard error where it has one."""
+    if claim.se is None:
+        return _fmt(claim.book)
+    return f"{_fmt(claim.book)} ± {_fmt(claim.se)}"
+
+
+# The groups of the chapter tables and the reproducibility page, findings first.
+GROUPS = (
+    ("Findings: goals, each beside the alternative it rules out", ("goal",)),
+    ("Reproductions: the paper's setup and printed number", ("reproduction",)),
+    (
+        "Identities and Monte Carlo checks: exact equations in float64, closed forms "
+        "within three standard errors",
+        ("identity", "monte_carlo"),
+    ),
+    ("Controls: learners that must fail a goal's mark", ("control",)),
+    ("Checks of the setup and of hypotheses on the data", ("check",)),
+)
+
+
+def grouped_claims_html(claims, *, with_chapter: bool = False) -> str:
+    """A line of counts (:func:`ledger_sentence`), then one titled table per group of
+    kinds, findings first. Used by the chapters and by the reproducibility page."""
+    claims = _claim_list(claims)
+    if not isinstance(with_chapter, bool):
+        raise TypeError(
+            f"with_chapter: expected True or False, got {type(with_chapter).__name__}"
+        )
+    parts = [f'<p class="claims-counts">{html.escape(ledger_sentence(claims))}.</p>']
+    for title, kinds in GROUPS:
+        group = [c for c in claims if c.kind in kinds]
+        if group:
+            parts.append(
+                f'<p class="claims-group"><strong>{html.escape(title)}</strong></p>'
+            )
+            parts.append(
+                claims_html(group, with_chapter=with_chapter, with_kind=len(kinds) > 1)
+            )
+    return "\n".join(parts)
+
+
 def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -> str:
-    """An HTML table of ``claims`` (used by the chapters and the reproducibility
-    page, which groups the claims by kind and so leaves the kind column out).
+    """An HTML table of ``claims``; the alternative column appears when a goal is among
+    them.
 
     Every cell carries its column's class (``claim-id``, ``claim-paper``, ...), which
     the book's stylesheet uses to fit the table in the text column."""
@@ -498,34 +942,54 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
             raise TypeError(
                 f"claims: expected Claim entries, got {type(claim).__name__}"
             )
+    with_alternative = any(c.kind == "goal" for c in claims)
+    with_paper = any(c.paper is not None or c.citation for c in claims)
     columns = [
         ("chapter", "chapter"),
         ("id", "claim"),
         ("kind", "kind"),
         ("what", "what is measured"),
-        ("paper", "paper"),
         ("book", "book"),
-        ("criterion", "criterion"),
+        ("alternative", "alternative, same prompts"),
+        ("criterion", "mark and its reason"),
+        ("paper", "paper"),
         ("verdict", "verdict"),
     ]
     shown = [
         (key, title)
         for key, title in columns
-        if (key != "chapter" or with_chapter) and (key != "kind" or with_kind)
+        if (key != "chapter" or with_chapter)
+        and (key != "kind" or with_kind)
+        and (key != "alternative" or with_alternative)
+        and (key != "paper" or with_paper)
     ]
     rows = []
     for c in claims:
-        paper = _fmt(c.paper) + (f" [{c.citation}]" if c.citation else "")
+        paper = (_fmt(c.paper) + " " if c.paper is not None else "") + (
+            f"[{c.citation}]" if c.citation else ""
+        )
         if c.paper_note:
             paper += f" ({c.paper_note})"
+        if c.kind == "goal" and c.alternative_value is not None:
+            alternative = f"{c.alternative}: {_fmt(c.alternative_value)}"
+            if c.alternative_se is not None:
+                alternative += f" ± {_fmt(c.alternative_se)}"
+        else:
+            alternative = c.alternative
+        criterion = c.tolerance
+        if c.mark_reason:
+            criterion += f". Why: {c.mark_reason}"
+        if c.se_note:
+            criterion += f". No se: {c.se_note}"
         values = {
             "chapter": c.chapter,
             "id": c.id,
             "kind": c.kind,
             "what": c.description,
-            "paper": paper,
-            "book": _fmt(c.book),
-            "criterion": c.tolerance,
+            "book": _value(c),
+            "alternative": alternative,
+            "criterion": criterion,
+            "paper": paper.strip(),
             "verdict": VERDICT_MARKS[c.verdict],
         }
         rows.append(

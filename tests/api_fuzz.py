@@ -972,6 +972,11 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "book": lambda: 0.5,
         "tolerance": lambda: "<= 1",
         "verdict": lambda: "pass",
+        "high": lambda: 1.0,
+        "alternative": lambda: "a learner that ignores the prompt",
+        "alternative_value": lambda: 2.0,
+        "mark_reason": lambda: "from the alternative",
+        "se_note": lambda: "computed exactly",
         "claims": lambda: [_claim()],
     },
     "icl_lib.kernels.log_kernel": {
@@ -1060,7 +1065,18 @@ def _claim_set_with(id, se=None):
     from icl_lib.claims import ClaimSet
 
     claims = ClaimSet("demo")
-    claims.at_most(id, "a demonstration", kind="goal", book=0.5, goal=1.0, se=se)
+    claims.at_most(
+        id,
+        "a demonstration",
+        kind="goal",
+        book=0.5,
+        goal=1.0,
+        se=se,
+        alternative="a learner that ignores the prompt",
+        alternative_value=2.0,
+        mark_reason="from the alternative",
+        se_note="" if se is not None else "computed exactly",
+    )
     return claims
 
 
@@ -1078,18 +1094,23 @@ def _sign_batch():  # prompts whose labels are classes -1 / +1
 METHOD_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
     "icl_lib.analysis.curves.accuracy_curve": {"batch": _sign_batch},
     "icl_lib.analysis.curves.logged": {"curve": _curve, "key": lambda: "loss"},
-    "icl_lib.claims.ClaimSet.at_most": {"goal": lambda: 1.0},
-    "icl_lib.claims.ClaimSet.at_least": {"goal": lambda: 1.0},
-    "icl_lib.claims.ClaimSet.close_to": {"rel_tol": lambda: 0.1, "paper": lambda: 1.0},
+    "icl_lib.claims.ClaimSet.at_most": {"goal": lambda: 1.0, "kind": lambda: "check"},
+    "icl_lib.claims.ClaimSet.at_least": {"goal": lambda: 1.0, "kind": lambda: "check"},
+    "icl_lib.claims.ClaimSet.close_to": {
+        "rel_tol": lambda: 0.1,
+        "target": lambda: 1.0,
+        "kind": lambda: "check",
+    },
     "icl_lib.claims.ClaimSet.monte_carlo": {
         "estimate": lambda: 1.0,
         "se": lambda: 0.1,
         "closed_form": lambda: 1.05,
     },
-    "icl_lib.claims.ClaimSet.cannot_decide": {
+    "icl_lib.claims.ClaimSet.control": {
         "self": lambda: _claim_set_with("demo.a", se=0.1),
-        "id": lambda: "demo.a",
-        "reason": lambda: "a control passes the mark too",
+        "id": lambda: "demo.ctl",
+        "of": lambda: "demo.a",
+        "book": lambda: 1.5,
     },
     "icl_lib.claims.ClaimSet.summary": {
         "self": lambda: _claim_set_with("demo.a"),
@@ -1300,7 +1321,21 @@ def _grouped_errors():
 def _claim():
     from icl_lib.claims import Claim
 
-    return Claim("demo.a", "demo", "goal", "a demonstration", None, 0.5, "<= 1", "pass")
+    return Claim(
+        "demo.a",
+        "demo",
+        "goal",
+        "a demonstration",
+        None,
+        0.5,
+        "<= 1",
+        "pass",
+        high=1.0,
+        alternative="a learner that ignores the prompt",
+        alternative_value=2.0,
+        mark_reason="from the alternative",
+        se_note="computed exactly",
+    )
 
 
 def _block_batch():
