@@ -943,7 +943,6 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
                 f"claims: expected Claim entries, got {type(claim).__name__}"
             )
     with_alternative = any(c.kind == "goal" for c in claims)
-    with_paper = any(c.paper is not None or c.citation for c in claims)
     columns = [
         ("chapter", "chapter"),
         ("id", "claim"),
@@ -952,7 +951,6 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
         ("book", "book"),
         ("alternative", "alternative, same prompts"),
         ("criterion", "mark and its reason"),
-        ("paper", "paper"),
         ("verdict", "verdict"),
     ]
     shown = [
@@ -961,11 +959,11 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
         if (key != "chapter" or with_chapter)
         and (key != "kind" or with_kind)
         and (key != "alternative" or with_alternative)
-        and (key != "paper" or with_paper)
     ]
     rows = []
     for c in claims:
-        paper = (_fmt(c.paper) + " " if c.paper is not None else "") + (
+        # the paper's number (or the source of a formula) as context of the description
+        paper = (f"paper: {_fmt(c.paper)} " if c.paper is not None else "") + (
             f"[{c.citation}]" if c.citation else ""
         )
         if c.paper_note:
@@ -985,11 +983,12 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
             "chapter": c.chapter,
             "id": c.id,
             "kind": c.kind,
-            "what": c.description,
+            "what": f"{c.description.rstrip('.')}. {paper.strip()}"
+            if paper
+            else c.description,
             "book": _value(c),
             "alternative": alternative,
             "criterion": criterion,
-            "paper": paper.strip(),
             "verdict": VERDICT_MARKS[c.verdict],
         }
         rows.append(

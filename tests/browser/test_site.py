@@ -32,6 +32,8 @@ from sitecheck import (
     toc_files,
 )
 
+from icl_lib.claims import VERDICT_MARKS
+
 pytestmark = pytest.mark.browser
 
 PAGES = site_pages()
@@ -398,7 +400,7 @@ def test_reproduction_table_is_present(site, chapter):
             assert claim_id in claims, (
                 f"claim {claim_id} is in the chapter's table but not in claims.json"
             )
-            assert verdict.endswith(claims[claim_id]["verdict"]), (
+            assert verdict == VERDICT_MARKS[claims[claim_id]["verdict"]], (
                 f"claim {claim_id}: the table says {verdict!r}, claims.json "
                 f"{claims[claim_id]['verdict']!r}"
             )
