@@ -17,7 +17,8 @@ Every claim has a *kind*, which says what its verdict means:
   sample mean says why (``se_note``);
 * ``control``: a learner that must fail the mark of the goal it belongs to (``of``). It
   "fails, as it must", or it passes and the goal cannot separate: the goal is then
-  ``undecided``, whatever the book's learner scored;
+  ``undecided``, whatever the book's learner scored (a miss says no more than a pass
+  when the mark does not separate the learners);
 * ``check``: a check of the setup, or of a proposition's hypothesis on the data. It
   must hold for the chapter's argument to apply, but it is not a finding.
 
@@ -604,7 +605,8 @@ class ClaimSet:
         the same prompts. Its verdict is "fails" outside the mark (beyond the goal's
         ``z`` standard errors when ``se`` is given), "passes" inside it and
         "undecided" in between; unless it fails, the goal cannot separate the claim
-        from this control, and a goal that passed becomes undecided."""
+        from this control, and the goal becomes undecided, whether it passed or
+        missed."""
         self._new_id(id)
         if not isinstance(of, str) or not any(c.id == of for c in self.claims):
             raise ValueError(
@@ -643,7 +645,8 @@ class ClaimSet:
                 control_of=of,
             )
         )
-        if verdict != "fails" and goal.verdict == "pass":
+        if verdict != "fails" and goal.verdict in ("pass", "miss"):
+            # A miss is no finding either: the mark does not separate the learners.
             i = self.claims.index(goal)
             reason = "passes" if verdict == "passes" else "may pass"
             self.claims[i] = replace(
@@ -756,14 +759,21 @@ def check_ledger(claims) -> None:
                     f"{claim.id}: a control of {claim.control_of!r}, which is not a "
                     "goal of this ledger"
                 )
-            elif claim.verdict != "fails" and goal.verdict == "pass":
+            elif claim.verdict != "fails" and goal.verdict != "undecided":
                 problems.append(
-                    f"{goal.id}: passes although its control {claim.id} does not fail "
-                    f"the mark ({claim.verdict})"
+                    f"{goal.id}: {goal.verdict} although its control {claim.id} does "
+                    f"not fail the mark ({claim.verdict}): it cannot separate"
                 )
         # A pass may have become undecided (a control, or an alternative within its
-        # standard errors of the mark), never the other way round.
-        downgraded = computed == "pass" and claim.verdict == "undecided"
+        # standard errors of the mark), a miss only by a control that does not fail;
+        # never the other way round.
+        unseparated = any(
+            c.kind == "control" and c.control_of == claim.id and c.verdict != "fails"
+            for c in claims
+        )
+        downgraded = claim.verdict == "undecided" and (
+            computed == "pass" or (computed == "miss" and unseparated)
+        )
         if claim.verdict != computed and not downgraded:
             problems.append(
                 f"{claim.id}: verdict {claim.verdict!r}, but {_fmt(claim.book)} "
@@ -801,8 +811,9 @@ def _plural(n: int, word: str) -> str:
 
 def ledger_sentence(claims) -> str:
     """The ledger in one sentence: goals as findings first, the rest apart. E.g.
-    "7 of 9 goals met (1 missed, 1 undecided); 2 reproductions of 2 within their
-    tolerance; ...". Kinds absent from ``claims`` are left out."""
+    "7 of 9 goals met (1 missed, 1 undecided); 2 of 2 reproductions are within their
+    tolerance; 1 of 1 control fails, as it must". Kinds absent from ``claims`` are
+    left out."""
     counts = ledger_counts(claims)
     parts = []
     goals = counts["goal"]
@@ -815,21 +826,27 @@ def ledger_sentence(claims) -> str:
             f"{goals['pass']} of {_plural(n, 'goal')} met"
             + (f" ({', '.join(rest)})" if rest else "")
         )
-    for kind, noun, verb in (
-        ("reproduction", "reproduction", "within their tolerance"),
-        ("identity", "identity", "exact to rounding"),
-        ("monte_carlo", "Monte Carlo check", "within their standard errors"),
-        ("check", "check of the setup", "hold"),
+    # (kind, noun, the verb for one, the verb for several, the verdict counted)
+    for kind, noun, one, several, verdict in (
+        ("reproduction", "reproduction", "is within its", "are within their", "pass"),
+        ("identity", "identity", "holds", "hold", "pass"),
+        ("monte_carlo", "Monte Carlo check", "agrees", "agree", "pass"),
+        ("check", "check of the setup", "holds", "hold", "pass"),
+        ("control", "control", "fails, as it must", "fail, as they must", "fails"),
     ):
         n = sum(counts[kind].values())
         if n:
-            parts.append(f"{counts[kind]['pass']} of {_plural(n, noun)} {verb}")
-    controls = counts["control"]
-    n = sum(controls.values())
-    if n:
-        parts.append(
-            f"{controls['fails']} of {_plural(n, 'control')} fail, as they must"
-        )
+            k = counts[kind][verdict]
+            verb = one if k == 1 else several
+            if kind == "reproduction":
+                verb += " tolerance"
+            elif kind == "identity":
+                verb += " to rounding"
+            elif kind == "monte_carlo":
+                verb += (
+                    " with its closed form" if k == 1 else " with their closed forms"
+                )
+            parts.append(f"{k} of {_plural(n, noun)} {verb}")
     return "; ".join(parts)
 
 
@@ -927,20 +944,11 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
 
     Every cell carries its column's class (``claim-id``, ``claim-paper``, ...), which
     the book's stylesheet uses to fit the table in the text column."""
-    if isinstance(claims, (str, bytes)) or not hasattr(claims, "__iter__"):
-        raise TypeError(
-            f"claims: expected a list of Claim, got {type(claims).__name__}"
-        )
+    claims = _claim_list(claims)
     for name, flag in (("with_chapter", with_chapter), ("with_kind", with_kind)):
         if not isinstance(flag, bool):
             raise TypeError(
                 f"{name}: expected True or False, got {type(flag).__name__}"
-            )
-    claims = list(claims)
-    for claim in claims:
-        if not isinstance(claim, Claim):
-            raise TypeError(
-                f"claims: expected Claim entries, got {type(claim).__name__}"
             )
     with_alternative = any(c.kind == "goal" for c in claims)
     columns = [

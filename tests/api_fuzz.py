@@ -963,6 +963,12 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "start": lambda: 2,
         "stop": lambda: 4,
     },
+    "icl_lib.analysis.bootstrap.bootstrap_se": {
+        "statistic": lambda: lambda rows: rows.double().mean(),
+        "n": lambda: 10,
+        "resamples": lambda: 20,
+        "seed": lambda: 0,
+    },
     "icl_lib.claims": {
         "id": lambda: "demo.a",
         "chapter": lambda: "demo",

@@ -487,6 +487,8 @@ def test_probes_recover_the_bayes_predictors_weights_exactly():
     )
     assert torch.allclose(curves["model"], curves["exact"], atol=1e-10)
     assert float(curves["gap"].max()) < 1e-10 and float(curves["gap_se"].max()) < 1e-10
+    assert curves["prompt_gap"].shape == (batch.batch_size, len(ks))
+    assert torch.allclose(curves["prompt_gap"].mean(0), curves["gap"])
     assert abs(curves["exact"][0].item() - 0.5) < 1e-12  # no data: the prior weight
 
 

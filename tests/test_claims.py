@@ -488,10 +488,14 @@ def test_a_control_that_passes_leaves_its_goal_undecided():
     assert (
         c["demo.close"].verdict == "undecided" and c["demo.r2"].verdict == "undecided"
     )
-    # a goal that misses stays a miss
+    # a miss is no finding either when the mark does not separate
     c.at_most("demo.r3", "a ratio", kind="goal", book=1.5, goal=1.2, se=0.01, **ALT)
     c.control("demo.c3", "x", of="demo.r3", book=1.0)
-    assert c["demo.r3"].verdict == "miss" and c["demo.c3"].verdict == "passes"
+    assert c["demo.r3"].verdict == "undecided" and c["demo.c3"].verdict == "passes"
+    # a miss whose controls fail stays a miss
+    c.at_most("demo.r4", "a ratio", kind="goal", book=1.5, goal=1.2, se=0.01, **ALT)
+    c.control("demo.c4a", "x", of="demo.r4", book=2.0)
+    assert c["demo.r4"].verdict == "miss"
     c.at_most("demo.exact", "an identity", kind="identity", book=0.0, goal=1e-12)
     with pytest.raises(ValueError, match="of: expected the id of a goal"):
         c.control("demo.c4", "x", of="demo.exact", book=1.0)
@@ -514,12 +518,16 @@ def test_the_ledger_is_checked_as_a_whole():
     goal, control = c.claims
     from dataclasses import replace
 
-    with pytest.raises(ValueError, match="passes although its control"):
+    with pytest.raises(ValueError, match="pass although its control"):
         check_ledger([replace(goal, verdict="pass"), control])
+    with pytest.raises(ValueError, match="miss although its control"):
+        check_ledger([replace(goal, book=1.5, verdict="miss"), control])
+    # undecided by a control that may pass: allowed for a miss, not without it
+    check_ledger([replace(goal, book=1.5, verdict="undecided"), control])
     with pytest.raises(ValueError, match="which is not a goal of this ledger"):
         check_ledger([control])
     with pytest.raises(ValueError, match="gives 'miss'"):
-        check_ledger([replace(goal, book=1.5, verdict="undecided")])
+        check_ledger([replace(goal, book=1.5, verdict="undecided", z=2.0, se=0.01)])
     with pytest.raises(ValueError, match="gives 'pass'"):
         check_ledger([replace(goal, book=0.5, verdict="miss")])
 
@@ -536,9 +544,13 @@ def test_counts_take_goals_alone_as_findings():
     assert counts["control"] == {"fails": 1, "passes": 0, "undecided": 0}
     sentence = ledger_sentence(c.claims)
     assert sentence.startswith("1 of 2 goals met (1 missed)")
-    assert "1 of 1 control fail, as they must" in sentence
-    assert "1 of 1 check of the setup hold" in sentence
-    assert "1 of 1 identity exact to rounding" in sentence
+    assert "1 of 1 control fails, as it must" in sentence
+    assert "1 of 1 check of the setup holds" in sentence
+    assert "1 of 1 identity holds to rounding" in sentence
+    c.at_least("demo.f", "x", kind="check", book=0.5, goal=0.95)
+    assert "1 of 2 checks of the setup holds" in ledger_sentence(c.claims)
+    c.at_least("demo.g", "x", kind="check", book=0.99, goal=0.95)
+    assert "2 of 3 checks of the setup hold" in ledger_sentence(c.claims)
 
 
 def test_summary_table_shows_chosen_claims():

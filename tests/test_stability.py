@@ -12,6 +12,7 @@ from icl_lib.analysis.curves import error_curve, excess_error_curve
 from icl_lib.analysis.diversity import PoolSweep, transition_pool_size
 from icl_lib.analysis.stability import (
     loglog_slope,
+    position_changes,
     position_influence,
     replace_example,
     replacement_stability,
@@ -127,6 +128,10 @@ def test_position_influence_finds_the_examples_a_predictor_reads():
 
     influence = position_influence(first_label, batch, 5, seed=2)
     assert influence[0] > 0.1 and np.all(influence[1:] == 0)
+    # prompt by prompt: its mean over prompts is the influence
+    changes = position_changes(first_label, batch, 5, seed=2)
+    assert changes.shape == (16, 5)
+    np.testing.assert_allclose(changes.mean(0), influence)
 
 
 def test_replacement_stability_positions_and_slope():
@@ -140,6 +145,12 @@ def test_replacement_stability_positions_and_slope():
         first.prediction_change, last.prediction_change, rtol=0.2
     )
     assert np.all(np.diff(first.prediction_change) < 0)
+    # the per-prompt changes average to the curves
+    assert first.prompt_prediction_change.shape == (512, 3)
+    np.testing.assert_allclose(
+        first.prompt_prediction_change.mean(0), first.prediction_change
+    )
+    np.testing.assert_allclose(first.prompt_loss_change.mean(0), first.loss_change)
     with pytest.raises(ValueError, match="position: expected an index below min"):
         replacement_stability(learner, batch, ms, position=6)
     assert loglog_slope([1, 2, 4, 8], [3.0, 1.5, 0.75, 0.375]) == pytest.approx(-1.0)
@@ -207,6 +218,8 @@ def test_the_paired_transfer_gap_removes_what_ridge_shares():
     sweep = PoolSweep(sizes, errors)
     assert sweep.paired_transfer_gap() == pytest.approx(advantage[:, 0])
     assert sweep.transfer_gap() == pytest.approx(advantage[:, 0] - luck[:, 0])
+    with pytest.raises(ValueError, match="prompt_errors: this sweep keeps no"):
+        sweep.prompt_means("ridge", "fresh")
 
 
 def test_the_dilution_ratio_separates_k_over_m_from_slower_dilution():
@@ -237,3 +250,23 @@ def test_ridge_ratio_curve_ends_at_the_final_models_ratio():
     assert curve["step"][-1] == preset.steps
     with pytest.raises(ValueError, match="name: expected one of"):
         diversity_presets.ridge_ratio_curve("stability_pool_3")
+
+
+def test_pool_size_sweep_keeps_each_prompts_error():
+    """The per-prompt errors average to the curves' means, and the fresh prompts are
+    shared by every pool size (so ratios between series pair prompt by prompt)."""
+    from icl_lib.analysis.diversity import pool_size_sweep
+
+    ridge_model = functools.partial(ridge, lam=0.25)
+    entries = [(TaskPool(4, 3, seed=0), ridge_model), (None, ridge_model)]
+    sweep = pool_size_sweep(entries, dim=3, n_points=5, noise_std=0.5, n_prompts=32)
+    for series in ("transformer", "ridge"):
+        for tasks in ("fresh", "pool"):
+            per_prompt = sweep.prompt_means(series, tasks)
+            assert per_prompt.shape == (2, 32)
+            np.testing.assert_allclose(per_prompt.mean(1), sweep.mean(series, tasks))
+    # the "model" is ridge itself: the same error on every prompt
+    np.testing.assert_allclose(
+        sweep.prompt_means("transformer", "fresh"), sweep.prompt_means("ridge", "fresh")
+    )
+    assert np.isnan(sweep.prompt_means("dMMSE", "fresh")[1]).all()

@@ -10,4 +10,5 @@ probes of the residual stream (chapter 5).
 :mod:`.induction`: per-token losses, the ICL score, prefix-matching and
 previous-token scores; :mod:`.circuits`: QK / OV circuits and copying scores;
 :mod:`.ablation`: head ablations and the share of the in-context gain lost (chapter 6).
+:mod:`.bootstrap`: the (paired) bootstrap standard error of a statistic of prompts.
 """

@@ -13,14 +13,14 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._checks import check_positive_int, check_real, check_sequence
 from ..learners import dmmse, ridge
 from ..tasks import TaskPool, linear_regression
-from .curves import excess_error_curve
+from .curves import excess_errors
 
 SERIES = ("transformer", "dMMSE", "ridge")
 TASKS = ("pool", "fresh")
@@ -35,15 +35,34 @@ class PoolSweep:
         errors: ``(series, tasks) -> (len(pool_sizes), n_points)`` arrays, series in
             :data:`SERIES`, tasks in :data:`TASKS`. dMMSE is NaN for an infinite
             pool (there it is ridge).
+        prompt_errors: the same keys, ``(len(pool_sizes), n_prompts)`` arrays: each
+            prompt's error averaged over the context sizes, for standard errors
+            paired over the prompts that every series sees (:meth:`prompt_means`).
+            Empty for a sweep built from means alone.
     """
 
     pool_sizes: tuple
     errors: dict
+    prompt_errors: dict = field(default_factory=dict)
 
     def mean(self, series: str, tasks: str) -> np.ndarray:
         """The error averaged over context sizes (the training loss's average), per
         ``M``."""
         return self.errors[self._key(series, tasks)].mean(axis=1)
+
+    def prompt_means(self, series: str, tasks: str) -> np.ndarray:
+        """Each prompt's error averaged over context sizes, per ``M``:
+        ``(len(pool_sizes), n_prompts)``, whose mean over prompts is :meth:`mean`.
+
+        The series see the same prompts (the fresh ones are shared by every pool
+        size too), so a ratio of two series is paired prompt by prompt."""
+        key = self._key(series, tasks)
+        if key not in self.prompt_errors:
+            raise ValueError(
+                "prompt_errors: this sweep keeps no per-prompt errors (built from "
+                "means alone); expected one from pool_size_sweep"
+            )
+        return self.prompt_errors[key]
 
     def position_curves(self, n_tasks, tasks: str) -> dict[str, np.ndarray]:
         """``series -> error per context size`` at pool size ``n_tasks``."""
@@ -113,6 +132,7 @@ def pool_size_sweep(
     fresh = linear_regression(n_prompts, n_points, dim, noise_std=sigma, seed=seed)
     ridge_fn = functools.partial(ridge, lam=sigma**2)
     rows = {(s, t): [] for s in SERIES for t in TASKS}
+    per_prompt = {(s, t): [] for s in SERIES for t in TASKS}
     sizes = []
     for pool, model in entries:
         if pool is not None and not isinstance(pool, TaskPool):
@@ -130,17 +150,23 @@ def pool_size_sweep(
         )
         sizes.append(math.inf if pool is None else pool.n_tasks)
         for tasks, batch in sets.items():
-            rows["transformer", tasks].append(excess_error_curve(model, batch, ks))
-            rows["ridge", tasks].append(excess_error_curve(ridge_fn, batch, ks))
-            if pool is None:
+            learners = {"transformer": model, "ridge": ridge_fn}
+            if pool is not None:
+                learners["dMMSE"] = functools.partial(
+                    dmmse, pool=pool.weights, noise_std=sigma
+                )
+            else:
                 rows["dMMSE", tasks].append(np.full(n_points, np.nan))
-                continue
-            bayes = functools.partial(dmmse, pool=pool.weights, noise_std=sigma)
-            rows["dMMSE", tasks].append(excess_error_curve(bayes, batch, ks))
-    errors = {
-        key: np.stack([np.asarray(r) for r in value]) for key, value in rows.items()
-    }
-    return PoolSweep(tuple(sizes), errors)
+                per_prompt["dMMSE", tasks].append(np.full(n_prompts, np.nan))
+            for series, learner in learners.items():
+                errors = excess_errors(learner, batch, ks)  # (B, n_points)
+                rows[series, tasks].append(errors.mean(0).numpy())
+                per_prompt[series, tasks].append(errors.mean(1).numpy())
+    return PoolSweep(
+        tuple(sizes),
+        {key: np.stack(value) for key, value in rows.items()},
+        {key: np.stack(value) for key, value in per_prompt.items()},
+    )
 
 
 def _check_sweep(sweep) -> None:

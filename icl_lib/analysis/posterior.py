@@ -132,7 +132,7 @@ def component_weight_curves(
     """The weight on the prompt's own component after ``k`` examples, exact and as the
     model's predictions imply (:func:`implied_task_vectors`), read by
     :func:`component_weights_from_vectors`: the same dict, each entry
-    ``(len(ks),)``.
+    ``(len(ks),)`` but ``prompt_gap``, ``(B, len(ks))``.
 
     For a two-component prior whose components differ only in their mean's first
     coordinate, ``+a`` or ``-a`` with no variance there (Panwar et al.'s, see
@@ -212,7 +212,9 @@ def component_weights_from_vectors(
 
     Returns, each ``(len(ks),)`` float64: ``exact`` and ``model``, the mean exact and
     implied weight; ``gap`` and ``gap_se``, the mean over prompts of
-    ``|implied - exact|`` and its standard error; ``first_error`` and ``rest_error``,
+    ``|implied - exact|`` and its standard error (and ``prompt_gap``, ``(B,
+    len(ks))``, that difference prompt by prompt, for standard errors paired with
+    another predictor's on the same prompts); ``first_error`` and ``rest_error``,
     the mean over prompts of ``(v_1 - w_1)^2`` and ``||v_{2:} - w_{2:}||^2``: the
     excess squared error of predicting with ``v`` at ``x ~ N(0, I)`` split into the
     component's coordinate and the coordinates inside the component.
@@ -244,6 +246,7 @@ def component_weights_from_vectors(
         "model": model_beta.mean(0),
         "gap": (model_beta - exact).abs().mean(0),
         "gap_se": (model_beta - exact).abs().std(0) / B**0.5,
+        "prompt_gap": (model_beta - exact).abs(),
         "first_error": error[..., 0].mean(0),
         "rest_error": error[..., 1:].sum(-1).mean(0),
     }

@@ -63,12 +63,17 @@ class StabilityCurve(NamedTuple):
 
     ``prediction_change[i] = E|y_hat' - y_hat|`` and
     ``loss_change[i] = E|(y_hat' - y)^2 - (y_hat - y)^2|`` at the query that follows
-    ``ms[i]`` examples.
+    ``ms[i]`` examples. ``prompt_prediction_change`` and ``prompt_loss_change`` hold
+    the same changes prompt by prompt, ``(B, len(ms))``, whose means over prompts
+    are the two curves (for standard errors by resampling prompts); None for a
+    curve built from means alone.
     """
 
     ms: np.ndarray
     prediction_change: np.ndarray
     loss_change: np.ndarray
+    prompt_prediction_change: np.ndarray | None = None
+    prompt_loss_change: np.ndarray | None = None
 
 
 def replacement_stability(
@@ -121,10 +126,15 @@ def replacement_stability(
         perturbed = replace_example(batch, position, seed=seed, adversarial=adversarial)
         after = predictions(predictor, perturbed, ms)
     target = batch.ys[:, ms]
-    pred_change = (after - before).abs().double().mean(0)
+    pred_change = (after - before).abs().double().cpu().numpy()
     loss_change = ((after - target) ** 2 - (before - target) ** 2).abs().double()
+    loss_change = loss_change.cpu().numpy()
     return StabilityCurve(
-        np.asarray(ms), pred_change.cpu().numpy(), loss_change.mean(0).cpu().numpy()
+        np.asarray(ms),
+        pred_change.mean(0),
+        loss_change.mean(0),
+        pred_change,
+        loss_change,
     )
 
 
@@ -175,14 +185,26 @@ def position_influence(
     predictor, batch: RegressionBatch, m: int, *, seed=0, adversarial: bool = False
 ) -> np.ndarray:
     """``E|y_hat' - y_hat|`` at the query after ``m`` examples when example ``j`` is
-    replaced, for every ``j < m``: ``(m,)``.
+    replaced, for every ``j < m``: ``(m,)``, the mean over prompts of
+    :func:`position_changes`.
 
     A learner that treats its examples alike (least squares, ridge: any function of the
     set of examples) gives a flat profile; a causal model need not.
     """
+    return position_changes(
+        predictor, batch, m, seed=seed, adversarial=adversarial
+    ).mean(0)
+
+
+def position_changes(
+    predictor, batch: RegressionBatch, m: int, *, seed=0, adversarial: bool = False
+) -> np.ndarray:
+    """``|y_hat' - y_hat|`` at the query after ``m`` examples when example ``j`` is
+    replaced, prompt by prompt: ``(B, m)`` float64, column ``j`` for example ``j``
+    (kept per prompt for standard errors by resampling prompts)."""
     m = check_positive_int("m", m)
     before = predictions(predictor, batch, [m])
-    return np.array(
+    return np.concatenate(
         [
             (
                 predictions(
@@ -194,8 +216,9 @@ def position_influence(
             )
             .abs()
             .double()
-            .mean()
-            .item()
+            .cpu()
+            .numpy()
             for j in range(m)
-        ]
+        ],
+        axis=1,
     )
