@@ -969,6 +969,15 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "resamples": lambda: 20,
         "seed": lambda: 0,
     },
+    "icl_lib.analysis.bootstrap.bootstrap_se_of_means": {
+        "statistic": lambda: lambda a, b: a / b,
+        "columns": lambda: [
+            torch.rand(10, generator=_gen()) + 1,
+            torch.rand(10, generator=_gen()) + 1,
+        ],
+        "resamples": lambda: 20,
+        "seed": lambda: 0,
+    },
     "icl_lib.claims": {
         "id": lambda: "demo.a",
         "chapter": lambda: "demo",

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from icl_lib.analysis.bootstrap import bootstrap_se
+from icl_lib.analysis.bootstrap import bootstrap_se, bootstrap_se_of_means
 
 
 def test_the_se_of_a_mean_is_sd_over_root_n():
@@ -67,3 +67,26 @@ def test_bad_arguments_are_named(kwargs, error, match):
     call = {"statistic": lambda rows: rows.double().mean(), "n": 10, **kwargs}
     with pytest.raises(error, match=match):
         bootstrap_se(call.pop("statistic"), call.pop("n"), **call)
+
+
+def test_the_vectorised_means_agree_with_the_general_bootstrap():
+    """bootstrap_se_of_means draws the same rows as bootstrap_se for one seed, so a
+    ratio of two means gets the same standard error either way."""
+    g = torch.Generator().manual_seed(7)
+    a, b = torch.rand(300, generator=g) + 1, torch.rand(300, generator=g) + 1
+    fast = bootstrap_se_of_means(lambda x, y: x / y, [a, b], resamples=500, seed=3)
+    slow = bootstrap_se(
+        lambda rows: a[rows].double().mean() / b[rows].double().mean(),
+        300,
+        resamples=500,
+        seed=3,
+    )
+    assert fast == pytest.approx(slow, rel=1e-9)
+    rows = torch.rand(300, 4, generator=g)
+    assert bootstrap_se_of_means(lambda m: m.max(1).values, [rows]) > 0
+    with pytest.raises(TypeError, match="columns: expected a list of tensors"):
+        bootstrap_se_of_means(lambda m: m, a)
+    with pytest.raises(ValueError, match="columns: expected the same number of rows"):
+        bootstrap_se_of_means(lambda x, y: x / y, [a, b[:10]])
+    with pytest.raises(ValueError, match="statistic: expected one value per resample"):
+        bootstrap_se_of_means(lambda x: x.mean(), [a])

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from icl_lib.analysis.concepts import accuracy_gap, concept_curves
+from icl_lib.analysis.concepts import concept_curves
 from icl_lib.models import TokenTransformerConfig
 from icl_lib.tasks import (
     ConceptPromptBatch,
@@ -297,7 +297,6 @@ def test_concept_curves_score_every_predictor_on_the_same_prompts():
         torch.testing.assert_close(
             curves[measure]["transformer"], curves[measure]["Bayes"]
         )
-    assert accuracy_gap(curves) == 0.0
     assert float(curves["total_variation"].abs().max()) < 1e-12
     torch.testing.assert_close(
         curves["delimiter_answers"]["transformer"], curves["delimiter_answers"]["Bayes"]
@@ -316,5 +315,3 @@ def test_concept_curves_score_every_predictor_on_the_same_prompts():
         concept_curves(object(), mix, prompts)
     with pytest.raises(TypeError, match="prompts: expected a ConceptPromptBatch"):
         concept_curves(model, mix, TokenBatch(prompts.tokens, prompts.concepts))
-    with pytest.raises(ValueError, match="curves: expected an accuracy curve for"):
-        accuracy_gap(curves, "transformer", "ridge")

@@ -11,7 +11,7 @@ prompts' shared difficulty cancels in a difference or a ratio.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -68,13 +68,14 @@ def bootstrap_se(
 
 def bootstrap_se_of_means(
     statistic: Callable[..., torch.Tensor],
-    *columns: torch.Tensor,
+    columns: Sequence[torch.Tensor],
+    *,
     resamples: int = 400,
     seed: int = 0,
 ) -> float | np.ndarray:
     """Standard error of ``statistic(*means)``, where ``means`` are the column means
-    of ``columns`` (each of shape ``(n, ...)``, one row per prompt or group of
-    prompts) over the same resampled rows: a paired bootstrap, vectorised.
+    of the tensors in ``columns`` (each of shape ``(n, ...)``, one row per prompt or
+    group of prompts) over the same resampled rows: a paired bootstrap, vectorised.
 
     ``statistic`` receives one tensor per column, of shape ``(resamples, ...)`` (a
     resample's mean in each row) and returns a tensor of shape ``(resamples,)`` or
@@ -85,6 +86,10 @@ def bootstrap_se_of_means(
         raise TypeError(
             f"statistic: expected a function of the resampled means, got "
             f"{type(statistic).__name__}"
+        )
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
+        raise TypeError(
+            f"columns: expected a list of tensors, got {type(columns).__name__}"
         )
     if not columns:
         raise ValueError("columns: expected at least one tensor of per-row numbers")

@@ -104,23 +104,6 @@ def concept_curves(
     return result
 
 
-def accuracy_gap(curves: dict, a: str = "transformer", b: str = "Bayes") -> float:
-    """The largest ``|accuracy_a(n) - accuracy_b(n)|`` over the reported ``n`` of
-    :func:`concept_curves`' result (chapter 4's ``bayes.concept_accuracy_gap``)."""
-    if not isinstance(curves, dict):
-        raise TypeError(f"curves: expected a dict, got {type(curves).__name__}")
-    for arg, name in (("a", a), ("b", b)):
-        if not isinstance(name, str):
-            raise TypeError(f"{arg}: expected a curve name (str), got {name!r}")
-    for name in (a, b):
-        if name not in curves.get("accuracy", {}):
-            raise ValueError(
-                f"curves: expected an accuracy curve for {name!r}, got "
-                f"{sorted(curves.get('accuracy', {}))}"
-            )
-    return (curves["accuracy"][a] - curves["accuracy"][b]).abs().max().item()
-
-
 def _check_ns(ns: Sequence[int] | None, n_max: int) -> list[int]:
     if ns is None:
         return list(range(n_max + 1))
