@@ -404,7 +404,7 @@ class ClaimSet:
             alternative_se = _real("alternative_se", alternative_se, id)
         verdict = _decide(book, low, high, se, z)
         if se is not None:
-            criterion += f" (undecided within {z:g} se = {_fmt(z * se)})"
+            criterion += f" (undecided within {z:.3g} se = {_fmt(z * se)})"
         if (
             verdict == "pass"
             and alternative_value is not None
@@ -413,7 +413,7 @@ class ClaimSet:
         ):
             verdict = "undecided"
             criterion += (
-                f"; cannot separate: the alternative lies within {z:g} of its se of "
+                f"; cannot separate: the alternative lies within {z:.3g} of its se of "
                 "the mark"
             )
         uses_z = se is not None or alternative_se is not None
@@ -480,7 +480,7 @@ class ClaimSet:
                 description=description,
                 paper=None,
                 book=estimate,
-                tolerance=f"within {z:g} se (se = {_fmt(se)}) of the closed form "
+                tolerance=f"within {z:.3g} se (se = {_fmt(se)}) of the closed form "
                 f"{_fmt(closed_form)}",
                 verdict=_decide(estimate, low, high),
                 citation=citation,
@@ -625,9 +625,10 @@ class ClaimSet:
             if se < 0:
                 raise ValueError(f"se: expected a finite standard error >= 0, got {se}")
         verdict = _control_verdict(_decide(book, goal.low, goal.high, se, z))
-        criterion = f"fails the mark of {of}: {goal.tolerance.split(' (')[0]}"
+        mark = goal.tolerance.split(" (")[0]
+        criterion = f"must fail the mark of the goal {of.split('.', 1)[1]}: {mark}"
         if se is not None:
-            criterion += f" (undecided within {z:g} se = {_fmt(z * se)})"
+            criterion += f" (undecided within {z:.3g} se = {_fmt(z * se)})"
         self.claims.append(
             Claim(
                 id=id,
@@ -652,8 +653,8 @@ class ClaimSet:
             self.claims[i] = replace(
                 goal,
                 verdict="undecided",
-                tolerance=f"{goal.tolerance}; cannot separate: the control {id} "
-                f"{reason}",
+                tolerance=f"{goal.tolerance}; cannot separate: its control "
+                f"{id.split('.', 1)[1]} {reason}",
             )
 
     def __getitem__(self, id: str) -> Claim:

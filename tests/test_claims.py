@@ -481,7 +481,7 @@ def test_a_control_that_passes_leaves_its_goal_undecided():
     assert c["demo.ridge"].verdict == "passes"
     assert c["demo.ratio"].verdict == "undecided"
     assert c["demo.ratio"].tolerance.endswith(
-        "cannot separate: the control demo.ridge passes"
+        "cannot separate: its control ridge passes"
     )
     c.at_most("demo.r2", "a ratio", kind="goal", book=1.0, goal=1.2, se=0.01, **ALT)
     c.control("demo.close", "x", of="demo.r2", book=1.21, se=0.02)
