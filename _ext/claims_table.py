@@ -62,7 +62,7 @@ def fill_tables(app, doctree, docname):
         return
     claims = _load(app)
     content = [
-        nodes.raw("", grouped_claims_html(claims, with_chapter=True), format="html")
+        nodes.raw("", grouped_claims_html(claims), format="html")
     ]
     for node in placeholders:
         node.replace_self([n.deepcopy() for n in content])

@@ -897,11 +897,23 @@ def load_claims(directory) -> list[Claim]:
     return claims
 
 
+def _with_se(value: float, se: float | None) -> str:
+    """``value ± se``, the standard error to two significant digits and the value to
+    the same decimal place (``0.0181 ± 0.0010``); the value alone without one."""
+    if se is None:
+        return _fmt(value)
+    if se == 0:
+        return f"{_fmt(value)} ± 0"
+    decimals = 1 - math.floor(math.log10(se))
+    if decimals > 6:  # a tiny standard error: scientific notation
+        return f"{value:.3e} ± {se:.1e}"
+    decimals = max(decimals, 0)
+    return f"{value:.{decimals}f} ± {se:.{decimals}f}"
+
+
 def _value(claim: Claim) -> str:
     """The measured number, with its standard error where it has one."""
-    if claim.se is None:
-        return _fmt(claim.book)
-    return f"{_fmt(claim.book)} ± {_fmt(claim.se)}"
+    return _with_se(claim.book, claim.se)
 
 
 # The groups of the chapter tables and the reproducibility page, findings first.
@@ -940,11 +952,15 @@ def grouped_claims_html(claims, *, with_chapter: bool = False) -> str:
 
 
 def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -> str:
-    """An HTML table of ``claims``; the alternative column appears when a goal is among
-    them.
+    """An HTML table of ``claims``, one row each: the claim (its id, then what is
+    measured, with the paper's number as context), the book's number with its
+    standard error, the alternative on the same prompts (when a goal is among them),
+    the mark with its reason, and the verdict.
 
-    Every cell carries its column's class (``claim-id``, ``claim-paper``, ...), which
-    the book's stylesheet uses to fit the table in the text column."""
+    Every cell carries its column's class (``claim-what``, ``claim-book``, ...), which
+    the book's stylesheet uses to fit the table in the text column; the id is in a
+    ``span.claim-id``, prefixed by the chapter with ``with_chapter`` and followed by
+    the kind with ``with_kind``."""
     claims = _claim_list(claims)
     for name, flag in (("with_chapter", with_chapter), ("with_kind", with_kind)):
         if not isinstance(flag, bool):
@@ -953,10 +969,7 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
             )
     with_alternative = any(c.kind == "goal" for c in claims)
     columns = [
-        ("chapter", "chapter"),
-        ("id", "claim"),
-        ("kind", "kind"),
-        ("what", "what is measured"),
+        ("what", "claim"),
         ("book", "book"),
         ("alternative", "alternative, same prompts"),
         ("criterion", "mark and its reason"),
@@ -965,10 +978,9 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
     shown = [
         (key, title)
         for key, title in columns
-        if (key != "chapter" or with_chapter)
-        and (key != "kind" or with_kind)
-        and (key != "alternative" or with_alternative)
+        if key != "alternative" or with_alternative
     ]
+    esc = html.escape
     rows = []
     for c in claims:
         # the paper's number (or the source of a formula) as context of the description
@@ -977,35 +989,35 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
         )
         if c.paper_note:
             paper += f" ({c.paper_note})"
+        what = (
+            f"{c.description.rstrip('.')}. {paper.strip()}" if paper else c.description
+        )
+        head = f'<span class="claim-id">{esc(c.id)}</span>'
+        if with_chapter:
+            head = f'<span class="claim-chapter">{esc(c.chapter)}</span> ' + head
+        if with_kind:
+            head += f' <span class="claim-kind">({esc(c.kind)})</span>'
         if c.kind == "goal" and c.alternative_value is not None:
-            alternative = f"{c.alternative}: {_fmt(c.alternative_value)}"
-            if c.alternative_se is not None:
-                alternative += f" ± {_fmt(c.alternative_se)}"
+            alternative = (
+                f"{c.alternative}: {_with_se(c.alternative_value, c.alternative_se)}"
+            )
         else:
             alternative = c.alternative
-        criterion = c.tolerance
+        criterion = esc(c.tolerance)
         if c.mark_reason:
-            criterion += f". Why: {c.mark_reason}"
+            criterion += f"<br><em>Why:</em> {esc(c.mark_reason)}"
         if c.se_note:
-            criterion += f". No se: {c.se_note}"
-        values = {
-            "chapter": c.chapter,
-            "id": c.id,
-            "kind": c.kind,
-            "what": f"{c.description.rstrip('.')}. {paper.strip()}"
-            if paper
-            else c.description,
-            "book": _value(c),
-            "alternative": alternative,
+            criterion += f"<br><em>No standard error:</em> {esc(c.se_note)}"
+        cells = {
+            "what": f"{head}<br>{esc(what)}",
+            "book": esc(_value(c)),
+            "alternative": esc(alternative),
             "criterion": criterion,
-            "verdict": VERDICT_MARKS[c.verdict],
+            "verdict": esc(VERDICT_MARKS[c.verdict]),
         }
         rows.append(
             "<tr>"
-            + "".join(
-                f'<td class="claim-{key}">{html.escape(str(values[key]))}</td>'
-                for key, _ in shown
-            )
+            + "".join(f'<td class="claim-{key}">{cells[key]}</td>' for key, _ in shown)
             + "</tr>"
         )
     header = (

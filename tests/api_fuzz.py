@@ -1127,6 +1127,8 @@ METHOD_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "of": lambda: "demo.a",
         "book": lambda: 1.5,
     },
+    # a scratch folder: the default is the book's own _build/claims
+    "icl_lib.claims.ClaimSet.save": {"directory": lambda: _claims_dir()},
     "icl_lib.claims.ClaimSet.summary": {
         "self": lambda: _claim_set_with("demo.a"),
         "rows": lambda: {"the claim": "demo.a"},

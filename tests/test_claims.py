@@ -422,10 +422,30 @@ def test_kinds_keep_their_promises():
     assert c["demo.target"].tolerance == "within 0.2 of the target 1"
     c.at_least("demo.setup", "a check of the setup", kind="check", book=0.99, goal=0.95)
     assert c["demo.setup"].verdict == "pass"
-    assert '<td class="claim-kind">goal</td>' in claims_html(c.claims)
-    # the reproducibility page groups by kind: no kind column, a chapter column
+    assert '<span class="claim-kind">(goal)</span>' in claims_html(c.claims)
+    # grouped by kind: no kind after the id; with the chapter before it
     page = claims_html(c.claims, with_chapter=True, with_kind=False)
-    assert "claim-kind" not in page and '<td class="claim-chapter">demo</td>' in page
+    assert (
+        "claim-kind" not in page and '<span class="claim-chapter">demo</span>' in page
+    )
+    assert '<span class="claim-id">demo.setup</span>' in page
+
+
+def test_numbers_show_their_standard_error_to_two_digits():
+    c = ClaimSet("demo")
+    c.at_most(
+        "demo.a",
+        "x",
+        kind="goal",
+        book=0.018143,
+        goal=0.05,
+        se=0.000967,
+        **{**ALT, "alternative_value": 0.059441, "alternative_se": 0.0020261},
+    )
+    html = claims_html(c.claims)
+    assert "0.01814 ± 0.00097" in html and "0.0594 ± 0.0020" in html
+    c.at_most("demo.b", "x", kind="goal", book=33.51, goal=40, se=2.2, **ALT)
+    assert "33.5 ± 2.2" in claims_html([c["demo.b"]])
 
 
 def test_a_goal_within_two_standard_errors_is_undecided():

@@ -254,7 +254,7 @@ PAGE_PROBE = r"""
     solutions: Array.from(document.querySelectorAll('div.solution')).map(d => ({title: blockText(d, '.admonition-title'), body: blockText(d, 'section').length})),
     claims_tables: claimsTables.map(t => ({
       rows: t.querySelectorAll('tbody tr').length,
-      ids: Array.from(t.querySelectorAll('tbody tr')).map(r => (r.cells[0] || {}).textContent),
+      ids: Array.from(t.querySelectorAll('tbody tr')).map(r => (r.querySelector('.claim-id') || {}).textContent),
       verdicts: Array.from(t.querySelectorAll('tbody tr')).map(r => (r.cells[r.cells.length - 1] || {}).textContent.trim()),
     })),
   };
