@@ -61,9 +61,7 @@ def fill_tables(app, doctree, docname):
     if not placeholders:
         return
     claims = _load(app)
-    content = [
-        nodes.raw("", grouped_claims_html(claims), format="html")
-    ]
+    content = [nodes.raw("", grouped_claims_html(claims), format="html")]
     for node in placeholders:
         node.replace_self([n.deepcopy() for n in content])
 

@@ -12,13 +12,16 @@ Every claim has a *kind*, which says what its verdict means:
   that the chapter justifies;
 * ``goal``: a finding of the book. A goal names the *alternative* it rules out (a
   learner or a hypothesis, with its value on the same prompts) and the reason for its
-  mark; the alternative must fail the mark, or :class:`ClaimSet` refuses the goal. A
+  mark; the alternative must fail the mark (or sit on it, when the goal's standard
+  error decides: better than the alternative by more than ``z`` of them), or
+  :class:`ClaimSet` refuses the goal. A
   goal decided on sampled prompts carries its standard error; one whose number is not a
   sample mean says why (``se_note``);
 * ``control``: a learner that must fail the mark of the goal it belongs to (``of``). It
-  "fails, as it must", or it passes and the goal cannot separate: the goal is then
-  ``undecided``, whatever the book's learner scored (a miss says no more than a pass
-  when the mark does not separate the learners);
+  "fails, as it must", or it passes and the goal cannot separate: a goal that the
+  book's learner passed is then ``undecided``. A miss is read the other way round: it
+  needs a *positive* control, a learner that shows the mark can be met under the same
+  training; a goal without one names its ``confound``, and its miss is ``undecided``;
 * ``check``: a check of the setup, or of a proposition's hypothesis on the data. It
   must hold for the chapter's argument to apply, but it is not a finding.
 
@@ -99,6 +102,7 @@ class Claim:
     alternative_se: float | None = None
     mark_reason: str = ""  # why the mark is where it is
     se_note: str = ""  # a goal without a standard error: why it has none
+    confound: str = ""  # a goal: why a miss cannot be read (no positive control)
     control_of: str = ""  # a control: the goal whose mark it must fail
 
     def __post_init__(self):
@@ -115,6 +119,7 @@ class Claim:
             "mark_reason",
             "se_note",
             "control_of",
+            "confound",
         ):
             if not isinstance(getattr(self, name), str):
                 raise TypeError(
@@ -196,9 +201,10 @@ class Claim:
             )
         if self.kind == "goal":
             self._check_goal()
-        elif self.alternative or self.alternative_value is not None:
+        elif self.alternative or self.alternative_value is not None or self.confound:
             raise ValueError(
-                f"alternative: only a goal names an alternative; {self.id} is a "
+                f"alternative, confound: only a goal names an alternative or a "
+                f"confound; {self.id} is a "
                 f"{self.kind} (a control is recorded with ClaimSet.control)"
             )
         if (self.kind == "control") != bool(self.control_of):
@@ -232,8 +238,14 @@ class Claim:
                 f"on the same prompts, or says why none can be computed "
                 f"('{NO_ALTERNATIVE}<why>'); got {self.alternative!r} without a value"
             )
-        if self.alternative_value is not None and _inside(
-            self.alternative_value, self.low, self.high
+        # An alternative on the mark itself is allowed when the goal has a standard
+        # error: then the undecided band, not the bound, decides between the two
+        # ("better than the alternative by more than z standard errors").
+        on_bound = self.alternative_value in (self.low, self.high)
+        if (
+            self.alternative_value is not None
+            and _inside(self.alternative_value, self.low, self.high)
+            and not (on_bound and self.se is not None and self.se > 0)
         ):
             raise ValueError(
                 f"alternative_value: the alternative of {self.id} "
@@ -378,6 +390,7 @@ class ClaimSet:
         alternative_se=None,
         mark_reason="",
         se_note="",
+        confound="",
         paper=None,
         citation="",
         paper_note="",
@@ -416,6 +429,9 @@ class ClaimSet:
                 f"; cannot separate: the alternative lies within {z:.3g} of its se of "
                 "the mark"
             )
+        if verdict == "miss" and isinstance(confound, str) and confound.strip():
+            verdict = "undecided"
+            criterion += f"; a miss cannot be read: {confound}"
         uses_z = se is not None or alternative_se is not None
         self.claims.append(
             Claim(
@@ -439,6 +455,7 @@ class ClaimSet:
                 alternative_se=alternative_se,
                 mark_reason=mark_reason,
                 se_note=se_note,
+                confound=confound,
             )
         )
 
@@ -501,7 +518,9 @@ class ClaimSet:
         errors of the mark the verdict is undecided; 2 unless a correction for several
         groups is stated in ``mark_reason``); for a goal ``alternative`` (what it rules
         out), ``alternative_value`` (its value on the same prompts, which must miss the
-        mark), ``alternative_se``, ``mark_reason`` and, without ``se``, ``se_note``.
+        mark), ``alternative_se``, ``mark_reason``, without ``se`` ``se_note``, and
+        ``confound``, why a miss cannot be read when no positive control shows that
+        the mark can be met (a miss is then undecided).
         """
         goal = _real("goal", goal, id)
         if kind == "identity" and not goal <= IDENTITY_TOLERANCE:
@@ -605,8 +624,7 @@ class ClaimSet:
         the same prompts. Its verdict is "fails" outside the mark (beyond the goal's
         ``z`` standard errors when ``se`` is given), "passes" inside it and
         "undecided" in between; unless it fails, the goal cannot separate the claim
-        from this control, and the goal becomes undecided, whether it passed or
-        missed."""
+        from this control, and a goal that passed becomes undecided."""
         self._new_id(id)
         if not isinstance(of, str) or not any(c.id == of for c in self.claims):
             raise ValueError(
@@ -646,8 +664,7 @@ class ClaimSet:
                 control_of=of,
             )
         )
-        if verdict != "fails" and goal.verdict in ("pass", "miss"):
-            # A miss is no finding either: the mark does not separate the learners.
+        if verdict != "fails" and goal.verdict == "pass":
             i = self.claims.index(goal)
             reason = "passes" if verdict == "passes" else "may pass"
             self.claims[i] = replace(
@@ -760,7 +777,7 @@ def check_ledger(claims) -> None:
                     f"{claim.id}: a control of {claim.control_of!r}, which is not a "
                     "goal of this ledger"
                 )
-            elif claim.verdict != "fails" and goal.verdict != "undecided":
+            elif claim.verdict != "fails" and goal.verdict == "pass":
                 problems.append(
                     f"{goal.id}: {goal.verdict} although its control {claim.id} does "
                     f"not fail the mark ({claim.verdict}): it cannot separate"
@@ -768,12 +785,8 @@ def check_ledger(claims) -> None:
         # A pass may have become undecided (a control, or an alternative within its
         # standard errors of the mark), a miss only by a control that does not fail;
         # never the other way round.
-        unseparated = any(
-            c.kind == "control" and c.control_of == claim.id and c.verdict != "fails"
-            for c in claims
-        )
         downgraded = claim.verdict == "undecided" and (
-            computed == "pass" or (computed == "miss" and unseparated)
+            computed == "pass" or (computed == "miss" and bool(claim.confound))
         )
         if claim.verdict != computed and not downgraded:
             problems.append(

@@ -238,9 +238,38 @@ def test_a_goal_names_an_alternative_that_misses_its_mark():
         c.at_most(
             "demo.a", "x", kind="goal", book=1.0, goal=1.2, **{**ALT, "se_note": ""}
         )
-    with pytest.raises(ValueError, match="alternative: only a goal"):
+    with pytest.raises(ValueError, match="alternative, confound: only a goal"):
         c.at_most("demo.a", "x", kind="check", book=1.0, goal=1.2, **ALT)
-    assert not c.claims
+    # the alternative on the mark: the undecided band decides, given a standard error
+    with pytest.raises(ValueError, match="meets the goal's own mark"):
+        c.at_least(
+            "demo.a",
+            "x",
+            kind="goal",
+            book=1.0,
+            goal=0.0,
+            **{**ALT, "alternative_value": 0.0},
+        )
+    c.at_least(
+        "demo.edge",
+        "x",
+        kind="goal",
+        book=0.05,
+        goal=0.0,
+        se=0.02,
+        **{**ALT, "alternative_value": 0.0},
+    )
+    assert c["demo.edge"].verdict == "pass"
+    c.at_least(
+        "demo.edge2",
+        "x",
+        kind="goal",
+        book=0.03,
+        goal=0.0,
+        se=0.02,
+        **{**ALT, "alternative_value": 0.0},
+    )
+    assert c["demo.edge2"].verdict == "undecided"
     # a goal with no computable alternative says why
     c.at_most(
         "demo.b",
@@ -508,10 +537,10 @@ def test_a_control_that_passes_leaves_its_goal_undecided():
     assert (
         c["demo.close"].verdict == "undecided" and c["demo.r2"].verdict == "undecided"
     )
-    # a miss is no finding either when the mark does not separate
+    # a miss stays a miss: the learner fails even what the control does
     c.at_most("demo.r3", "a ratio", kind="goal", book=1.5, goal=1.2, se=0.01, **ALT)
     c.control("demo.c3", "x", of="demo.r3", book=1.0)
-    assert c["demo.r3"].verdict == "undecided" and c["demo.c3"].verdict == "passes"
+    assert c["demo.r3"].verdict == "miss" and c["demo.c3"].verdict == "passes"
     # a miss whose controls fail stays a miss
     c.at_most("demo.r4", "a ratio", kind="goal", book=1.5, goal=1.2, se=0.01, **ALT)
     c.control("demo.c4a", "x", of="demo.r4", book=2.0)
@@ -528,6 +557,26 @@ def test_a_control_that_passes_leaves_its_goal_undecided():
     check_ledger(c.claims)
 
 
+def test_a_miss_without_a_positive_control_is_undecided():
+    """A miss says the learner cannot meet the mark only where some learner could
+    under the same training; a goal without such a positive control names its
+    confound, and its miss is undecided (a pass is still a pass)."""
+    c = ClaimSet("demo")
+    why = "no network that selects has been trained this way"
+    c.at_most(
+        "demo.m", "x", kind="goal", book=2.0, goal=1.2, se=0.1, confound=why, **ALT
+    )
+    assert c["demo.m"].verdict == "undecided"
+    assert c["demo.m"].tolerance.endswith("a miss cannot be read: " + why)
+    c.at_most(
+        "demo.p", "x", kind="goal", book=1.0, goal=1.2, se=0.01, confound=why, **ALT
+    )
+    assert c["demo.p"].verdict == "pass"
+    with pytest.raises(ValueError, match="alternative, confound: only a goal"):
+        c.at_most("demo.k", "x", kind="check", book=1.0, goal=1.2, confound=why)
+    check_ledger(c.claims)
+
+
 def test_the_ledger_is_checked_as_a_whole():
     """A hand-edited ledger cannot lie: verdicts are recomputed from the numbers, a
     control names a goal, and a goal whose control passes is not a pass."""
@@ -540,10 +589,11 @@ def test_the_ledger_is_checked_as_a_whole():
 
     with pytest.raises(ValueError, match="pass although its control"):
         check_ledger([replace(goal, verdict="pass"), control])
-    with pytest.raises(ValueError, match="miss although its control"):
-        check_ledger([replace(goal, book=1.5, verdict="miss"), control])
-    # undecided by a control that may pass: allowed for a miss, not without it
-    check_ledger([replace(goal, book=1.5, verdict="undecided"), control])
+    check_ledger([replace(goal, book=1.5, verdict="miss"), control])
+    # a miss becomes undecided only by a named confound
+    with pytest.raises(ValueError, match="gives 'miss'"):
+        check_ledger([replace(goal, book=1.5, verdict="undecided"), control])
+    check_ledger([replace(goal, book=1.5, verdict="undecided", confound="c"), control])
     with pytest.raises(ValueError, match="which is not a goal of this ledger"):
         check_ledger([control])
     with pytest.raises(ValueError, match="gives 'miss'"):
