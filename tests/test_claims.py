@@ -372,7 +372,7 @@ def test_a_claim_checks_itself():
         ({"verdict": "maybe"}, ValueError, "verdict: expected one of"),
         ({"verdict": "fails"}, ValueError, "verdict: expected one of"),
         ({"kind": "reproduction"}, ValueError, "paper: a reproduction"),
-        ({"kind": "check"}, ValueError, "alternative: only a goal"),
+        ({"kind": "check"}, ValueError, "alternative, confound: only a goal"),
         ({"id": "other.a"}, ValueError, "id: expected 'demo.<name>'"),
         ({"description": ""}, TypeError, "description: expected a non-empty string"),
         ({"se": -0.1, "z": 2.0}, ValueError, "se: expected a finite standard error"),
