@@ -145,13 +145,26 @@ class Claim:
                 f"verdict: expected one of {allowed} for the {self.kind} {self.id}, "
                 f"got {self.verdict!r}"
             )
-        _real("book", self.book, self.id)
-        for name in ("paper", "target", "low", "high", "z", "alternative_value"):
-            if getattr(self, name) is not None:
-                _real(name, getattr(self, name), self.id)
+        # Every number stored as a Python float (a NumPy or 0-d torch number would
+        # not survive json.dumps in save).
+        for name in (
+            "book",
+            "paper",
+            "target",
+            "low",
+            "high",
+            "z",
+            "alternative_value",
+            "se",
+            "alternative_se",
+        ):
+            if name == "book" or getattr(self, name) is not None:
+                object.__setattr__(
+                    self, name, _real(name, getattr(self, name), self.id)
+                )
         for name in ("se", "alternative_se"):
             value = getattr(self, name)
-            if value is not None and _real(name, value, self.id) < 0:
+            if value is not None and value < 0:
                 raise ValueError(
                     f"{name}: expected a finite standard error >= 0 for {self.id}, "
                     f"got {value}"
@@ -396,10 +409,12 @@ class ClaimSet:
         paper_note="",
     ) -> None:
         self._new_id(id)
-        if kind not in KINDS or kind == "control":
+        if kind not in KINDS or kind in ("control", "monte_carlo"):
             raise ValueError(
-                f"kind: expected one of {tuple(k for k in KINDS if k != 'control')} "
-                f"for {id} (a control is recorded with ClaimSet.control), got {kind!r}"
+                f"kind: expected one of "
+                f"{tuple(k for k in KINDS if k not in ('control', 'monte_carlo'))} "
+                f"for {id} (a control is recorded with ClaimSet.control, a Monte Carlo "
+                f"check with ClaimSet.monte_carlo), got {kind!r}"
             )
         book = _real("book", book, id)
         z = _real("z", z, id)

@@ -185,6 +185,34 @@ def test_impossible_claims_are_refused_by_name(record, error, match):
     assert not c.claims
 
 
+def test_a_claim_stores_python_floats_and_kinds_keep_their_methods(tmp_path):
+    """A NumPy or 0-d torch number given to Claim is stored as a float (save writes
+    it as JSON); a Monte Carlo check is recorded only by monte_carlo, whose mark is
+    in standard errors, not by at_most or at_least."""
+    claim = Claim(
+        id="demo.a",
+        chapter="demo",
+        kind="goal",
+        description="x",
+        paper=None,
+        book=np.float32(0.5),
+        tolerance="<= 1",
+        verdict="pass",
+        high=torch.tensor(1.0),
+        se=np.float64(0.01),
+        z=2.0,
+        **{**ALT, "alternative_value": torch.tensor(2.0)},
+    )
+    assert type(claim.book) is float and type(claim.high) is float
+    assert type(claim.alternative_value) is float and type(claim.se) is float
+    c = ClaimSet("demo")
+    c.claims.append(claim)
+    assert load_claims(c.save(tmp_path).parent)[0] == claim
+    for record in (c.at_most, c.at_least):
+        with pytest.raises(ValueError, match="a Monte Carlo check with"):
+            record("demo.mc", "x", kind="monte_carlo", book=1.0, goal=1.0, se=0.1)
+
+
 def test_numpy_and_torch_scalars_are_measurements():
     c = ClaimSet("demo")
     c.at_most(
