@@ -19,9 +19,10 @@ Every claim has a *kind*, which says what its verdict means:
   sample mean says why (``se_note``);
 * ``control``: a learner that must fail the mark of the goal it belongs to (``of``). It
   "fails, as it must", or it passes and the goal cannot separate: a goal that the
-  book's learner passed is then ``undecided``. A miss is read the other way round: it
-  needs a *positive* control, a learner that shows the mark can be met under the same
-  training; a goal without one names its ``confound``, and its miss is ``undecided``;
+  book's learner passed is then ``undecided`` (a miss stays a miss: the learner fails
+  even what the control does). A rival the page names but could not measure (a control
+  run not trained, no positive control to show that the mark can be met) is the goal's
+  ``confound``, and the goal is ``undecided`` whatever it reads;
 * ``check``: a check of the setup, or of a proposition's hypothesis on the data. It
   must hold for the chapter's argument to apply, but it is not a finding.
 
@@ -102,7 +103,7 @@ class Claim:
     alternative_se: float | None = None
     mark_reason: str = ""  # why the mark is where it is
     se_note: str = ""  # a goal without a standard error: why it has none
-    confound: str = ""  # a goal: why a miss cannot be read (no positive control)
+    confound: str = ""  # a goal: a rival named but not measured (then undecided)
     control_of: str = ""  # a control: the goal whose mark it must fail
 
     def __post_init__(self):
@@ -444,9 +445,9 @@ class ClaimSet:
                 f"; cannot separate: the alternative lies within {z:.3g} of its se of "
                 "the mark"
             )
-        if verdict == "miss" and isinstance(confound, str) and confound.strip():
+        if verdict != "undecided" and isinstance(confound, str) and confound.strip():
             verdict = "undecided"
-            criterion += f"; a miss cannot be read: {confound}"
+            criterion += f"; cannot be read: {confound}"
         uses_z = se is not None or alternative_se is not None
         self.claims.append(
             Claim(
@@ -534,8 +535,8 @@ class ClaimSet:
         groups is stated in ``mark_reason``); for a goal ``alternative`` (what it rules
         out), ``alternative_value`` (its value on the same prompts, which must miss the
         mark), ``alternative_se``, ``mark_reason``, without ``se`` ``se_note``, and
-        ``confound``, why a miss cannot be read when no positive control shows that
-        the mark can be met (a miss is then undecided).
+        ``confound``, a rival the page names but could not measure, which leaves the
+        goal undecided whatever it reads.
         """
         goal = _real("goal", goal, id)
         if kind == "identity" and not goal <= IDENTITY_TOLERANCE:
@@ -659,7 +660,7 @@ class ClaimSet:
                 raise ValueError(f"se: expected a finite standard error >= 0, got {se}")
         verdict = _control_verdict(_decide(book, goal.low, goal.high, se, z))
         mark = goal.tolerance.split(" (")[0]
-        criterion = f"must fail the mark of the goal {of.split('.', 1)[1]}: {mark}"
+        criterion = f"must fail its goal's mark: {mark}"
         if se is not None:
             criterion += f" (undecided within {z:.3g} se = {_fmt(z * se)})"
         self.claims.append(
@@ -685,8 +686,8 @@ class ClaimSet:
             self.claims[i] = replace(
                 goal,
                 verdict="undecided",
-                tolerance=f"{goal.tolerance}; cannot separate: its control "
-                f"{id.split('.', 1)[1]} {reason}",
+                tolerance=f"{goal.tolerance}; cannot separate: a control (listed "
+                f"with the controls) {reason} it",
             )
 
     def __getitem__(self, id: str) -> Claim:
@@ -803,6 +804,11 @@ def check_ledger(claims) -> None:
         downgraded = claim.verdict == "undecided" and (
             computed == "pass" or (computed == "miss" and bool(claim.confound))
         )
+        if claim.confound and computed != "undecided" and claim.verdict != "undecided":
+            problems.append(
+                f"{claim.id}: names a confound ({claim.confound}) but reads "
+                f"{claim.verdict!r}: a rival that was not measured leaves it undecided"
+            )
         if claim.verdict != computed and not downgraded:
             problems.append(
                 f"{claim.id}: verdict {claim.verdict!r}, but {_fmt(claim.book)} "
@@ -933,7 +939,7 @@ def _with_se(value: float, se: float | None) -> str:
     if se == 0:
         return f"{_fmt(value)} ± 0"
     decimals = 1 - math.floor(math.log10(se))
-    if decimals > 6:  # a tiny standard error: scientific notation
+    if decimals > 8:  # a tiny standard error: scientific notation
         return f"{value:.3e} ± {se:.1e}"
     decimals = max(decimals, 0)
     return f"{value:.{decimals}f} ± {se:.{decimals}f}"

@@ -558,7 +558,7 @@ def test_a_control_that_passes_leaves_its_goal_undecided():
     assert c["demo.ridge"].verdict == "passes"
     assert c["demo.ratio"].verdict == "undecided"
     assert c["demo.ratio"].tolerance.endswith(
-        "cannot separate: its control ridge passes"
+        "cannot separate: a control (listed with the controls) passes it"
     )
     c.at_most("demo.r2", "a ratio", kind="goal", book=1.0, goal=1.2, se=0.01, **ALT)
     c.control("demo.close", "x", of="demo.r2", book=1.21, se=0.02)
@@ -585,21 +585,24 @@ def test_a_control_that_passes_leaves_its_goal_undecided():
     check_ledger(c.claims)
 
 
-def test_a_miss_without_a_positive_control_is_undecided():
-    """A miss says the learner cannot meet the mark only where some learner could
-    under the same training; a goal without such a positive control names its
-    confound, and its miss is undecided (a pass is still a pass)."""
+def test_a_goal_with_a_confound_is_undecided():
+    """A rival the page names but could not measure (no positive control, no control
+    run) is the goal's confound: the goal is undecided, whether it passed or missed."""
     c = ClaimSet("demo")
     why = "no network that selects has been trained this way"
     c.at_most(
         "demo.m", "x", kind="goal", book=2.0, goal=1.2, se=0.1, confound=why, **ALT
     )
     assert c["demo.m"].verdict == "undecided"
-    assert c["demo.m"].tolerance.endswith("a miss cannot be read: " + why)
+    assert c["demo.m"].tolerance.endswith("cannot be read: " + why)
     c.at_most(
         "demo.p", "x", kind="goal", book=1.0, goal=1.2, se=0.01, confound=why, **ALT
     )
-    assert c["demo.p"].verdict == "pass"
+    assert c["demo.p"].verdict == "undecided"
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="names a confound"):
+        check_ledger([replace(c["demo.p"], verdict="pass")])
     with pytest.raises(ValueError, match="alternative, confound: only a goal"):
         c.at_most("demo.k", "x", kind="check", book=1.0, goal=1.2, confound=why)
     check_ledger(c.claims)
