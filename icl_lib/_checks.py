@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
+MAX_PROMPT_ELEMENTS = 2**28  # 1 GiB of float32 inputs: more than a laptop should draw
 
 
 def check_tensor(name: str, value, ndim: int, *, floating: bool = True) -> torch.Tensor:
@@ -124,11 +125,31 @@ def _is_real(value) -> bool:
 
 def check_positive_int(name: str, value, *, minimum: int = 1) -> int:
     """Check that ``value`` is an integer (Python or numpy, not a bool) at least
-    ``minimum``; return it as a Python int."""
+    ``minimum`` and at most ``MAX_PROMPT_ELEMENTS``; return it as a Python int.
+
+    One rule for huge counts: a size, count or index above ``MAX_PROMPT_ELEMENTS``
+    (2**28) would allocate more than 1 GiB, or loop for days, so it is refused here by
+    name, before any allocation (a seed is not a count: :func:`check_seed`)."""
     if not _is_integer(value):
         raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name}: expected an int >= {minimum}, got {value}")
+    if value > MAX_PROMPT_ELEMENTS:
+        raise ValueError(
+            f"{name}: expected an int <= {MAX_PROMPT_ELEMENTS} (2**28: larger sizes "
+            f"do not fit in memory), got {value}"
+        )
+    return int(value)
+
+
+def check_seed(name: str, value) -> int:
+    """Check a random seed: an integer in ``[0, 2**64)`` (numpy's rule, and
+    ``runtime.make_generator``'s; torch would wrap a negative one silently); return
+    it as a Python int."""
+    if not _is_integer(value):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if not 0 <= value < 2**64:
+        raise ValueError(f"{name}: expected an int in [0, 2**64), got {value}")
     return int(value)
 
 
@@ -157,9 +178,6 @@ def check_dtype(name: str, dtype) -> torch.dtype:
     return dtype
 
 
-MAX_PROMPT_ELEMENTS = 2**28  # 1 GiB of float32 inputs: more than a laptop should draw
-
-
 def check_sizes(batch_size, n_points, dim) -> None:
     """Check the three sizes every prompt sampler takes: positive ints whose inputs
     ``(batch_size, n_points, dim)`` fit in memory (refused before allocating)."""
@@ -168,7 +186,7 @@ def check_sizes(batch_size, n_points, dim) -> None:
     check_positive_int("dim", dim)
     if batch_size * n_points * dim > MAX_PROMPT_ELEMENTS:
         raise ValueError(
-            f"batch_size: expected batch_size * n_points * dim <= "
+            f"batch_size, n_points, dim: expected batch_size * n_points * dim <= "
             f"{MAX_PROMPT_ELEMENTS} (1 GiB of float32 inputs), got {batch_size} * "
             f"{n_points} * {dim} = {batch_size * n_points * dim}"
         )
@@ -182,6 +200,19 @@ def check_model(name: str, value, *methods: str):
         wanted = ", ".join(f"{m}()" for m in methods)
         raise TypeError(
             f"{name}: expected a model with {wanted}, got {type(value).__name__}"
+        )
+    return value
+
+
+def check_token_model(name: str, value):
+    """Check a model of token sequences, ``model(tokens (B, T)) -> logits (B, T, V)``:
+    a callable model whose ``config`` names its ``vocab_size`` (a layer such as
+    ``nn.Linear`` would fail on integer tokens with torch's dtype error)."""
+    check_model(name, value, "eval", "__call__")
+    if not _is_integer(getattr(getattr(value, "config", None), "vocab_size", None)):
+        raise TypeError(
+            f"{name}: expected a token model (a config with vocab_size), got "
+            f"{type(value).__name__}"
         )
     return value
 
@@ -251,11 +282,19 @@ def check_per_prompt(name: str, values, batch_size: int) -> torch.Tensor:
     return check_finite(name, values)
 
 
-def check_sequence(name: str, value, expected: str):
+def check_sequence(name: str, value, expected: str, *, nonempty: bool = False):
     """Check that ``value`` is a sequence or other iterable, not a single string;
-    ``expected`` says of what, in words (e.g. "a sequence of numbers")."""
+    ``expected`` says of what, in words (e.g. "a sequence of numbers").
+
+    With ``nonempty``, it must hold at least one element (a curve at no context
+    size, a sweep over nothing: ``numpy.stack`` refuses an empty list too), and its
+    elements come back as a list (an iterator is read once)."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise TypeError(f"{name}: expected {expected}, got {type(value).__name__}")
+    if nonempty:
+        value = list(value)
+        if not value:
+            raise ValueError(f"{name}: expected {expected}, at least one, got none")
     return value
 
 
@@ -308,6 +347,18 @@ def check_ids(name: str, value, ndim: int, upper: int) -> torch.Tensor:
                 f"{name}: expected indices in [0, {upper}), got [{low}, {high}]"
             )
     return value
+
+
+def check_patterns(value) -> torch.Tensor:
+    """Check attention patterns ``patterns (B, L, H, T, T)``: at least one sequence,
+    a row over the ``T`` keys for each of its ``T`` queries, finite."""
+    check_batch("patterns", check_tensor("patterns", value, 5))
+    if value.shape[-1] != value.shape[-2]:
+        raise ValueError(
+            f"patterns: expected (B, L, H, T, T), one row per query over the same "
+            f"tokens, got shape {tuple(value.shape)}"
+        )
+    return check_finite("patterns", value)
 
 
 def check_stream(name: str, value, width: int) -> torch.Tensor:

@@ -15,6 +15,7 @@ import torch
 from IPython.core.formatters import format_display_data
 from IPython.display import display as _show
 
+from ._checks import check_positive_int
 from .plotting.style import use_book_style
 from .runtime import figure_pack, get_device, make_generator, static_widgets
 
@@ -79,8 +80,7 @@ def number_table(columns, rows, digits: int = 2):
         raise ValueError(
             f"rows: expected a non-empty dict label -> cells, got {rows!r}"
         )
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
-        raise ValueError(f"digits: expected an int >= 0, got {digits!r}")
+    check_positive_int("digits", digits, minimum=0)
 
     def cell(value) -> str:
         if isinstance(value, np.generic):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from ._checks import (
+    check_batch,
     check_device,
     check_dtype,
     check_finite,
@@ -131,7 +132,7 @@ class PromptBatch:
     def select(self, index: torch.Tensor) -> PromptBatch:
         """The prompts at ``index`` (a 1-D integer tensor), every batched field with
         them."""
-        check_ids("index", index, 1, self.xs.shape[0])
+        check_batch("index", check_ids("index", index, 1, self.xs.shape[0]))
         picked = {
             f.name: getattr(self, f.name)[index]
             for f in dataclasses.fields(self)

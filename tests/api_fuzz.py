@@ -14,25 +14,36 @@ shrinks.
 
 Each argument of the baseline, optional ones included, is then replaced, one at a time,
 by a value that no caller could mean (``mutation_kinds``): NaN and infinity in a data
-tensor, a tensor with an extra axis, an empty batch, a batch of one where the other
-tensors hold four prompts, a negative size, zero for a size that must be positive
-(``POSITIVE``), a fractional count, a bool for a count, a non-finite element in a list
-of numbers, a negative element in a list of counts, a string or object where a number,
-tensor, flag, mapping or model was expected, an unknown option. The call is classified:
+tensor, a tensor with an extra axis, an empty batch or an empty tensor, a batch of one
+where the other tensors hold four prompts, one more entry along a last axis that
+another tensor pins (``means (C, d + 1)`` beside ``xs (B, n, d)``) or of a square
+matrix, a negative size, zero for a size that must be positive (``POSITIVE``), a huge
+one (``10**12``, refused by name before allocating), a fractional count, a bool for a
+count, a non-finite element in a list of numbers, a negative element in a list of
+counts, None, a number or an empty list where a sequence was expected, an empty dict,
+None or a string where a number, tensor, flag, mapping or model was expected, a layer
+(``nn.Linear``) where a model with its methods was, an unknown option. An edge of the
+valid domain (``edge_values``: a small positive scale, 0.01) must give a result or be
+refused by name, never an error of the function's own (a float32 underflow that names
+an inner tensor). Where a model takes part, every value meets it in training mode and
+in eval mode (what ``load_checkpoint`` returns). The call is classified:
 
 - ``clear``: a ``ValueError``, ``TypeError``, ``KeyError`` or ``FileNotFoundError``
-  whose message names the argument (what numpy and scikit-learn would give);
-- ``raw``: any other exception, or one that does not name the argument;
+  whose message names the argument (what numpy and scikit-learn would give), or, for
+  an empty input, an empty result (``np.sign([])``);
+- ``raw``: any other exception, or one that does not name the argument (such as one
+  that names another function's parameter);
 - ``silent``: a result came back;
 - ``hang``: the call ran past ``TIMEOUT_S``.
 
 What it does not do: hypothesis draws from small fixed lists (``EXAMPLES`` = 2,
-derandomised), so the suite is close to a fixed table of bad calls, cheap enough for
-``make test``; value domains (probabilities, +-1 labels, PIT values), dtypes other than
-float32/64 and disagreements between two tensors along a non-batch axis are tested by
-hand (``tests/test_silent_inputs.py``), not generated; and the alarm that catches a hang
-cannot interrupt one long call inside torch's C code (a huge allocation is refused
-before it starts, ``_checks.check_memory``).
+derandomised) and a fixed bad value is tried once in each mode, so the suite is close
+to a fixed table of bad calls, cheap enough for ``make test``; value domains
+(probabilities, +-1 labels, PIT values), dtypes other than float32/64 and
+disagreements between two tensors along an axis that no other argument shares are
+tested by hand (``tests/test_silent_inputs.py``), not generated; and the alarm that
+catches a hang cannot interrupt one long call inside torch's C code (a huge allocation
+is refused before it starts, ``_checks.check_positive_int``).
 """
 
 from __future__ import annotations
@@ -1542,10 +1553,16 @@ def baseline(name: str) -> Baseline | None:
     return Baseline(name, obj, kwargs, mutable)
 
 
-def call(base: Baseline, replaced: dict | None = None):
-    """Call ``base`` with fresh fixture values, ``replaced`` substituted by name."""
+def call(base: Baseline, replaced: dict | None = None, *, eval_mode: bool = False):
+    """Call ``base`` with fresh fixture values, ``replaced`` substituted by name; with
+    ``eval_mode``, every model among them (``self`` too) in eval mode, as
+    ``load_checkpoint`` returns one."""
     values = {k: f() for k, f in base.kwargs.items()}
     values.update(replaced or {})
+    if eval_mode:
+        for value in values.values():
+            if isinstance(value, torch.nn.Module):
+                value.eval()
     with _deadline(TIMEOUT_S):
         try:
             result = base.obj(**values)
@@ -1692,6 +1709,38 @@ ANY_TYPE = {
     # the right kind gets a failing verdict that says so ("expected a function")
     "icl_lib.exercises.check": {"answer"},
 }
+# Where an empty sequence has a meaning of its own (nothing removed, no head ablated,
+# a ledger with no claims yet) and the result is not empty.
+EMPTY_OK = {
+    "icl_lib.analysis.ablation.ablated_heads": {"heads"},
+    "icl_lib.analysis.ablation.ablation_losses": {"heads"},
+    **{
+        f"icl_lib.theory.implicit.{name}": {"absorbed"}
+        for name in ("absorbed_mask", "remove_tokens", "implicit_update")
+    },
+    **{
+        f"icl_lib.claims.{name}": {"claims"}
+        for name in (
+            "check_ledger",
+            "claims_html",
+            "grouped_claims_html",
+            "ledger_counts",
+            "ledger_sentence",
+        )
+    },
+}
+# Modules of any kind: training trains, and a checkpoint saves, any torch module.
+ANY_MODULE = {
+    "icl_lib.training.loop.fit": {"model"},
+    "icl_lib.training.checkpoints.save_checkpoint": {"model"},
+}
+# Last axes that are free though another tensor's shape, or the other axis of a
+# square fixture, has their size: symbols a (B, N) against b (B, M), tokens
+# (B, n, width) of any width.
+FREE_LAST_AXIS = {
+    "icl_lib.tasks.concepts.ConceptMixture.kernel": {"a", "b"},
+    "icl_lib.theory.implicit.remove_tokens": {"context"},
+}
 # Arguments documented to broadcast over leading axes: a batch of one is meant too.
 BROADCAST = {"icl_lib.theory.implicit.linear_loss": {"Delta", "W"}}
 
@@ -1708,6 +1757,16 @@ def _default(base: Baseline, param: str):
     return _NO_DEFAULT if default is inspect.Parameter.empty else default
 
 
+def _accepts_none(base: Baseline, param: str) -> bool:
+    """Whether None is a meant value of the parameter: its default, or its
+    annotation says ``... | None``."""
+    try:
+        annotation = inspect.signature(base.obj).parameters[param].annotation
+    except (KeyError, TypeError, ValueError):
+        return False
+    return _default(base, param) is None or "None" in str(annotation)
+
+
 def _value_at(t: torch.Tensor, index: int, value: float) -> torch.Tensor:
     t = t.clone()
     t.view(-1)[index % t.numel()] = value
@@ -1718,22 +1777,46 @@ def _nan_at(t: torch.Tensor, index: int) -> torch.Tensor:
     return _value_at(t, index, math.nan)
 
 
-def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStrategy]:
-    """``{kind: strategy of bad values}`` for one argument of a baseline call."""
-    kinds: dict[str, st.SearchStrategy] = {}
-    wrong_type = st.sampled_from(["abc", object()])
-    if isinstance(valid, torch.Tensor):
-        kinds["wrong type"] = wrong_type
+def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, object]:
+    """``{kind: bad values}`` for one argument of a baseline call: a hypothesis
+    strategy, drawn anew every example, or one fixed value, tried once in each mode
+    (:func:`worst_outcomes`)."""
+    kinds: dict[str, object] = {}
+    if not (
+        valid is None
+        or _accepts_none(base, param)
+        or param in ANY_TYPE.get(base.name, ())
+        or param in FREE_TEXT
+    ):
+        kinds["none"] = None  # None where a value is required, the commonest slip
+    if isinstance(valid, torch.nn.Module):
+        kinds["wrong type"] = "abc"
+        if param not in ANY_MODULE.get(base.name, ()):
+            # a module without the methods asked for (a layer where a model was meant)
+            kinds["wrong model"] = torch.nn.Linear(D, 1)
+    elif isinstance(valid, torch.Tensor):
+        kinds["wrong type"] = "abc"
         shape_free = param in SHAPE_FREE.get(base.name, ())
+        broadcasts = param in BROADCAST.get(base.name, ())
+        others = [
+            v
+            for other in base.mutable
+            if other != param and isinstance(v := base.kwargs[other](), torch.Tensor)
+        ]
         if not shape_free:
-            kinds["extra axis"] = st.just(valid.unsqueeze(0))
-        if (
-            not shape_free
-            and param not in BROADCAST.get(base.name, ())
-            and valid.ndim >= 1
-            and valid.shape[0] == B
-        ):
-            kinds["empty batch"] = st.just(valid[:0].clone())
+            kinds["extra axis"] = valid.unsqueeze(0)
+            # one more entry along a last axis that another tensor's shape pins
+            # (means (C, d) beside xs (B, n, d)), or of square matrices: a
+            # disagreement to refuse by name
+            pinned = valid.ndim >= 2 and (
+                valid.shape[-1] == valid.shape[-2]
+                or any(valid.shape[-1] in v.shape for v in others)
+            )
+            if pinned and param not in FREE_LAST_AXIS.get(base.name, ()):
+                kinds["longer last axis"] = torch.cat((valid, valid[..., -1:]), -1)
+        if valid.ndim >= 1 and not broadcasts:
+            batched = valid.shape[0] == B and not shape_free
+            kinds["empty batch" if batched else "empty"] = valid[:0].clone()
         if param in NAN_MEANS_MISSING.get(base.name, ()):
             kinds["inf"] = st.sampled_from([math.inf, -math.inf]).map(
                 lambda bad: valid.clone().fill_(bad)
@@ -1756,88 +1839,93 @@ def mutation_kinds(base: Baseline, param: str, valid) -> dict[str, st.SearchStra
             kinds["negative id"] = st.integers(-5, top).map(
                 lambda v: valid.clone().fill_(v)
             )
-        batch_partners = [
-            other
-            for other in base.mutable
-            if other != param
-            and isinstance(v := base.kwargs[other](), torch.Tensor)
-            and v.ndim >= 1
-            and v.shape[0] == B
-        ]
-        broadcasts = param in BROADCAST.get(base.name, ())
+        batch_partners = [v for v in others if v.ndim >= 1 and v.shape[0] == B]
         if (
             valid.ndim >= 1
             and valid.shape[0] == B
             and batch_partners
             and not broadcasts
         ):
-            kinds["batch of one"] = st.just(valid[:1].clone())
+            kinds["batch of one"] = valid[:1].clone()
     elif isinstance(valid, bool):
-        kinds["wrong type"] = st.just("yes")
+        kinds["wrong type"] = "yes"
     elif isinstance(valid, int):
         if valid >= 0:  # an axis such as dim=-1 may be negative
             kinds["negative"] = st.integers(-(10**6), -1)
         if param in POSITIVE:
-            kinds["zero"] = st.just(0)
+            kinds["zero"] = 0
+        if valid >= 1 and not param.endswith("seed"):  # a seed may be any 64-bit int
+            kinds["huge"] = 10**12  # refused by name (_checks.check_positive_int)
         kinds["fractional"] = st.floats(0.1, 9.9).filter(lambda v: v != int(v))
-        kinds["wrong type"] = st.just("3")
-        kinds["bool"] = st.just(True)
+        kinds["wrong type"] = "3"
+        kinds["bool"] = True
     elif isinstance(valid, float):
         if param in NAN_MEANS_MISSING.get(base.name, ()):
             kinds["inf"] = st.sampled_from([math.inf, -math.inf])
         elif param in INF_MEANS_NEVER.get(base.name, ()):
-            kinds["nan"] = st.just(math.nan)
-            kinds["inf"] = st.just(-math.inf)
+            kinds["nan"] = math.nan
+            kinds["inf"] = -math.inf
         else:
-            kinds["nan"] = st.just(math.nan)
+            kinds["nan"] = math.nan
             kinds["inf"] = st.sampled_from([math.inf, -math.inf])
         if param not in ANY_TYPE.get(base.name, ()):
-            kinds["wrong type"] = st.just("0.1")
+            kinds["wrong type"] = "0.1"
         if param in NONNEGATIVE:
             kinds["negative"] = st.floats(-1e6, -1e-3)
     elif isinstance(valid, str):
         if param in OPTION_NAMES:
             kinds["unknown option"] = st.sampled_from(["zzz", valid.upper() + "_"])
         if param not in FREE_TEXT:
-            kinds["wrong type"] = st.sampled_from(
-                [3] if _default(base, param) is None else [3, None]
+            kinds["wrong type"] = 3
+    elif type(valid) in (list, tuple) and valid:  # not a NamedTuple record
+        if isinstance(valid[0], int):
+            kinds["negative element"] = st.integers(-(10**6), -1).map(
+                lambda v: [v, *valid[1:]]
             )
-    elif isinstance(valid, (list, tuple)) and valid and isinstance(valid[0], int):
-        kinds["negative element"] = st.integers(-(10**6), -1).map(
-            lambda v: [v, *valid[1:]]
-        )
-        kinds["wrong type"] = st.just("abc")
-    elif isinstance(valid, (list, tuple)) and valid and isinstance(valid[0], float):
-        kinds["non-finite element"] = st.sampled_from([math.nan, math.inf]).map(
-            lambda v: [v, *valid[1:]]
-        )
-        kinds["wrong type"] = st.just("abc")
-    elif isinstance(valid, dict) and (
-        numeric := [
+        if isinstance(valid[0], float):
+            kinds["non-finite element"] = st.sampled_from([math.nan, math.inf]).map(
+                lambda v: [v, *valid[1:]]
+            )
+        kinds["wrong type"] = "abc"
+        kinds["number"] = 2.5  # one number where several were meant
+        if param not in EMPTY_OK.get(base.name, ()):
+            kinds["empty"] = type(valid)()
+    elif isinstance(valid, dict) and valid:
+        numeric = [
             key
             for key, value in valid.items()
             if isinstance(value, list) and value and isinstance(value[0], float)
         ]
-    ):  # e.g. a training curve: its logged numbers, not only its type
+        if numeric:  # e.g. a training curve: its logged numbers, not only its type
 
-        def entry(v):
-            return {**valid, numeric[0]: [v, *valid[numeric[0]][1:]]}
+            def entry(v):
+                return {**valid, numeric[0]: [v, *valid[numeric[0]][1:]]}
 
-        # a drawn curve may show NaN as a gap; infinity is never drawn
-        if not base.name.startswith(NAN_IS_A_GAP):
-            kinds["nan entry"] = st.just(entry(math.nan))
-        if base.name not in TABLE_CELLS:
-            kinds["inf entry"] = st.just(entry(math.inf))
+            # a drawn curve may show NaN as a gap; infinity is never drawn
+            if not base.name.startswith(NAN_IS_A_GAP):
+                kinds["nan entry"] = entry(math.nan)
+            if base.name not in TABLE_CELLS:
+                kinds["inf entry"] = entry(math.inf)
         kinds["wrong type"] = st.sampled_from(["abc", 3])
+        kinds["empty"] = {}
     elif callable(valid) and not inspect.isclass(valid):
         if param not in ANY_TYPE.get(base.name, ()):
             kinds["wrong type"] = st.sampled_from(["abc", 3])
     elif valid is None:  # an optional argument left out: no caller means a bare object
         if param not in ANY_TYPE.get(base.name, ()):
-            kinds["wrong type"] = st.just(object())
+            kinds["wrong type"] = object()
     else:
         kinds["wrong type"] = st.sampled_from(["abc", 3])
     return kinds
+
+
+def edge_values(base: Baseline, param: str, valid) -> dict[str, object]:
+    """``{kind: value}`` at the edge of an argument's valid domain: the call must
+    return a result or refuse the value by name, never fail on it with an error of
+    its own (a float32 computation that underflows there, naming an inner tensor)."""
+    if isinstance(valid, float) and param in NONNEGATIVE:
+        return {"small": 0.01}
+    return {}
 
 
 # --- the verdict ---------------------------------------------------------------------
@@ -1865,31 +1953,76 @@ def names_argument(message: str, param: str) -> bool:
     return ":" in message and re.search(reference, message) is not None
 
 
-def classify(base: Baseline, param: str, value) -> tuple[str, str]:
-    """``(class, detail)`` of calling ``base`` with ``param`` replaced by ``value``."""
+def _empty(result) -> bool:
+    """Whether a result holds nothing: an empty tensor or container, or a container
+    of empty ones."""
+    if isinstance(result, torch.Tensor):
+        return result.numel() == 0
+    if isinstance(result, dict):
+        result = list(result.values())
+    if isinstance(result, (tuple, list)):
+        return all(_empty(v) for v in result)
+    return False
+
+
+def classify(
+    base: Baseline,
+    param: str,
+    value,
+    *,
+    eval_mode: bool = False,
+    meant: bool = False,
+    empty_ok: bool = False,
+) -> tuple[str, str]:
+    """``(class, detail)`` of calling ``base`` with ``param`` replaced by ``value``
+    (models in eval mode with ``eval_mode``). A value that is ``meant`` (an edge of
+    the valid domain, :func:`edge_values`) may also return a result; with
+    ``empty_ok`` (an empty sequence or tensor), an empty result is numpy's answer
+    too (``np.sign([])``)."""
+    mode = "eval mode: " if eval_mode else ""
     try:
-        result = call(base, {param: value})
+        result = call(base, {param: value}, eval_mode=eval_mode)
     except Hang as error:
-        return "hang", str(error)
+        return "hang", f"{mode}{error}"
     except CLEAR_ERRORS as error:
         message = str(error).strip("'\"")  # a KeyError's message comes quoted
         if names_argument(message, param):
             return "clear", message
-        return "raw", f"{type(error).__name__} not naming {param}: {message[:200]}"
+        return (
+            "raw",
+            f"{mode}{type(error).__name__} not naming {param}: {message[:200]}",
+        )
     except Exception as error:  # noqa: BLE001 - every other error is what we count
-        return "raw", f"{type(error).__name__}: {str(error)[:200]}"
-    return "silent", f"returned {type(result).__name__}"
+        return "raw", f"{mode}{type(error).__name__}: {str(error)[:200]}"
+    if meant:
+        return "clear", f"a valid value: returned {type(result).__name__}"
+    if empty_ok and _empty(result):
+        return "clear", "an empty input, an empty result"
+    return "silent", f"{mode}returned {type(result).__name__}"
 
 
-def fuzz_once(base: Baseline, draw) -> list[tuple[str, str, str, str]]:
-    """Every (argument, kind of bad value) of ``base`` once, the value drawn by
-    ``draw`` (hypothesis's ``data.draw``): rows ``(param, kind, class, detail)``."""
+def fuzz_once(
+    base: Baseline, draw=None, *, eval_mode: bool = False
+) -> list[tuple[str, str, str, str]]:
+    """Every (argument, kind of bad value) of ``base`` once: rows ``(param, kind,
+    class, detail)``. With ``draw`` (hypothesis's ``data.draw``), the kinds whose
+    values are drawn; without, the fixed values and the edges of the valid domain."""
     rows = []
     for param in base.mutable:
         valid = base.kwargs[param]()
-        for kind, strategy in mutation_kinds(base, param, valid).items():
-            value = draw(strategy, label=f"{param}: {kind}")
-            rows.append((param, kind, *classify(base, param, value)))
+        for kind, bad in mutation_kinds(base, param, valid).items():
+            drawn = isinstance(bad, st.SearchStrategy)
+            if drawn != (draw is not None):
+                continue
+            value = draw(bad, label=f"{param}: {kind}") if drawn else bad
+            outcome = classify(
+                base, param, value, eval_mode=eval_mode, empty_ok=kind == "empty"
+            )
+            rows.append((param, kind, *outcome))
+        if draw is None:
+            for kind, value in edge_values(base, param, valid).items():
+                outcome = classify(base, param, value, eval_mode=eval_mode, meant=True)
+                rows.append((param, kind, *outcome))
     return rows
 
 
@@ -1908,19 +2041,37 @@ def fuzz_settings(examples: int = EXAMPLES):
     )
 
 
+def uses_model(base: Baseline) -> bool:
+    """Whether a model (a torch module) is among the baseline's arguments or is its
+    ``self``."""
+    return any(isinstance(f(), torch.nn.Module) for f in base.kwargs.values())
+
+
 def worst_outcomes(base: Baseline, examples: int = EXAMPLES) -> dict:
-    """``{(param, kind): row}`` over ``examples`` hypothesis examples, a hole kept
-    over a clear outcome of the same (param, kind)."""
+    """``{(param, kind): row}``, a hole kept over a clear outcome of the same (param,
+    kind). Where a model takes part, every bad value meets it in training mode and in
+    eval mode (what ``load_checkpoint`` returns): a fixed value once in each, drawn
+    values over ``examples`` hypothesis examples, alternating."""
     from hypothesis import given
 
     seen: dict = {}
+    modes = (False, True) if uses_model(base) else (False,)
+
+    def keep(rows):
+        for row in rows:
+            if row[:2] not in seen or row[2] != "clear":
+                seen[row[:2]] = row
+
+    for eval_mode in modes:
+        keep(fuzz_once(base, eval_mode=eval_mode))
+    examples_run = []
 
     @fuzz_settings(examples)
     @given(st.data())
     def run(data):
-        for row in fuzz_once(base, data.draw):
-            if row[:2] not in seen or row[2] != "clear":
-                seen[row[:2]] = row
+        eval_mode = modes[len(examples_run) % len(modes)]
+        examples_run.append(eval_mode)
+        keep(fuzz_once(base, data.draw, eval_mode=eval_mode))
 
     run()
     return seen

@@ -61,7 +61,10 @@ def test_every_public_callable_is_fuzzed_exempt_or_in_the_backlog():
 
 @pytest.mark.parametrize("name", FUZZED)
 def test_the_baseline_call_succeeds(name):
-    F.call(F.baseline(name))
+    base = F.baseline(name)
+    F.call(base)
+    if F.uses_model(base):  # and with its models in eval mode, as loaded
+        F.call(base, eval_mode=True)
 
 
 @pytest.mark.parametrize("name", FUZZED)
@@ -115,3 +118,66 @@ def test_a_hang_is_caught(monkeypatch):
 
     monkeypatch.setattr(F, "TIMEOUT_S", 1)
     assert F.classify(_base(lambda xs, scale: time.sleep(3)), "xs", 1)[0] == "hang"
+
+
+def test_an_empty_input_may_give_an_empty_result_and_an_edge_value_a_result():
+    def scaled(xs, scale):
+        return xs * scale
+
+    assert F.classify(_base(scaled), "xs", torch.ones(0, 3), empty_ok=True)[0] == (
+        "clear"
+    )
+    assert F.classify(_base(scaled), "xs", torch.ones(0, 3))[0] == "silent"
+    assert F.classify(_base(scaled), "xs", torch.ones(4), empty_ok=True)[0] == (
+        "silent"
+    )
+    assert F.classify(_base(_ratio), "scale", 0.01, meant=True)[0] == "clear"
+
+    def underflows(xs, scale):  # a valid value failing on an inner tensor's check
+        raise ValueError("logits: expected finite values, got 1 NaN or inf of 96")
+
+    assert F.classify(_base(underflows), "scale", 0.01, meant=True)[0] == "raw"
+
+
+def test_models_meet_every_value_in_eval_mode_too():
+    base = F.Baseline(
+        "f",
+        lambda model, xs: model.training,
+        {"model": lambda: torch.nn.Linear(2, 1), "xs": lambda: torch.ones(4, 2)},
+        ["xs"],
+    )
+    assert F.uses_model(base)
+    assert F.call(base) is True
+    assert F.call(base, eval_mode=True) is False
+
+    def forward(model, xs):  # what the eval-mode chunking of issue 42 did
+        if not model.training:
+            return xs.shape[0]
+        if not isinstance(xs, torch.Tensor):
+            raise TypeError(f"xs: expected a torch.Tensor, got {type(xs).__name__}")
+        return xs
+
+    base.obj = forward
+    assert F.worst_outcomes(base)[("xs", "none")][2] == "raw"
+
+
+def test_the_kinds_of_bad_value_of_issue_42():
+    """Sequences given None, a number or []; a layer where a model was meant; a
+    disagreement along a non-batch axis; a huge size; a small scale (float32)."""
+
+    def kinds(name, param):
+        base = F.baseline(name)
+        return set(F.mutation_kinds(base, param, base.kwargs[param]()))
+
+    assert {"none", "number", "empty"} <= kinds(
+        "icl_lib.analysis.curves.predictions", "ks"
+    )
+    assert "wrong model" in kinds("icl_lib.training.losses.query_mse", "model")
+    assert {"longer last axis", "empty"} <= kinds(
+        "icl_lib.learners.bayes.mixture_posterior", "means"
+    )
+    assert "longer last axis" in kinds("icl_lib.tasks.sphere.psd_projection", "cov")
+    assert "huge" in kinds("icl_lib.tasks.regression.linear_regression", "dim")
+    assert "huge" not in kinds("icl_lib.tasks.regression.linear_regression", "seed")
+    base = F.baseline("icl_lib.analysis.calibration.bucket_cost")
+    assert F.edge_values(base, "noise_std", 0.5) == {"small": 0.01}

@@ -750,3 +750,85 @@ def test_posterior_nll_splits_into_kl_plus_entropy():
         assert 4 * float(se) < 0.1
     with pytest.raises(ValueError, match="noise_std"):
         posterior_entropy_curve(batch, 0.0)
+
+
+# --- issue 42: valid float32 input, empty samples, the names errors give ----------
+
+
+def test_bucket_cost_is_finite_on_a_float32_batch():
+    """A label far from a bucket: its mass underflows in float32, where a clamp at
+    1e-300 (a float64 number) left log(0) = -inf."""
+    bars = BarDistribution((-3.0, -1.0, 0.0, 1.0, 3.0))
+    batch = linear_regression(4, 6, 3, noise_std=0.01, seed=0)  # float32
+    cost = bucket_cost(batch, 0.01, bars)
+    assert cost.dtype == torch.float32 and bool(torch.isfinite(cost).all())
+    exact = bucket_cost(batch.to(dtype=F64), 0.01, bars.double())
+    near = exact < 50  # where float32 holds the masses, it agrees with float64
+    assert torch.allclose(cost[near].double(), exact[near], rtol=1e-2, atol=1e-2)
+
+
+def test_an_empty_pit_sample_is_refused():
+    with pytest.raises(ValueError, match="u: expected at least one PIT value"):
+        coverage(torch.empty(0))
+    with pytest.raises(ValueError, match="u: expected at least one PIT value"):
+        calibration_curve(torch.empty(0), [0.5, 0.9])
+
+
+def test_mixture_errors_name_means_and_covs():
+    """Not the prior_mean and prior_cov of gaussian_posterior, which they call."""
+    xs, ys = _prompts(B=4, k=3, d=3).prompt(3)[:2]
+    means, covs, weights = mixture_prior(3)
+    kw = dict(weights=weights, noise_std=0.1)
+    with pytest.raises(ValueError, match=r"^means, covs: expected shapes \(C, 3\)"):
+        mixture_posterior(xs, ys, means=means[:, :2], covs=covs, **kw)
+    with pytest.raises(
+        ValueError, match=r"^means, covs: expected shapes .* to match xs"
+    ):
+        mixture_posterior(xs[..., :2], ys, means=means, covs=covs, **kw)
+    with pytest.raises(ValueError, match=r"^covs\[1\]: expected a positive semi-def"):
+        flipped = covs * torch.tensor([1.0, -1.0], dtype=F64)[:, None, None]
+        mixture_posterior(xs, ys, means=means, covs=flipped, **kw)
+    with pytest.raises(ValueError, match="^weights: expected positive weights"):
+        mixture_posterior(
+            xs, ys, means=means, covs=covs, weights=weights[:0], noise_std=0.1
+        )
+    batch = mixture_linear_regression(
+        8, 5, means=means, covs=covs, weights=weights, seed=0, dtype=F64
+    )
+    kw = dict(means=means, covs=covs[:, :, :2], weights=weights, noise_std=0.1)
+    with pytest.raises(ValueError, match="^means, covs: expected shapes"):
+        posterior_mean_vectors(batch, [1, 2], **kw)
+
+
+@pytest.mark.parametrize("ks", [None, [], 2.5])
+def test_context_sizes_are_a_sequence_of_at_least_one(ks):
+    means, covs, weights = mixture_prior(3)
+    batch = mixture_linear_regression(
+        8, 5, means=means, covs=covs, weights=weights, seed=0, dtype=F64
+    )
+    kw = dict(means=means, covs=covs, weights=weights, noise_std=0.1)
+    error = TypeError if ks is not None and ks != [] else (TypeError, ValueError)
+    for call in (
+        lambda: posterior_mean_vectors(batch, ks, **kw),
+        lambda: component_weights_from_vectors(batch.w[:, None], batch, ks, **kw),
+        lambda: implied_task_vectors(
+            _BayesModel((means, covs, weights), 0.1), batch, ks
+        ),
+        lambda: excess_errors(ridge, batch, ks),
+    ):
+        with pytest.raises(error, match="^ks: expected"):
+            call()
+
+
+def test_an_empty_sample_or_band_and_a_short_direction_are_refused_by_name():
+    from icl_lib.analysis.calibration import predictive_band
+
+    with pytest.raises(ValueError, match="^samples: expected at least one"):
+        equal_mass_borders(torch.empty(0), 4)
+    model = _small(PredictiveConfig).build(0)
+    xs, ys = _prompts(B=1, k=3, d=3).prompt(3)[:2]
+    band = dict(noise_std=0.5)
+    with pytest.raises(ValueError, match="^ts: expected at least one"):
+        predictive_band(model, xs.float(), ys.float(), torch.ones(3), [], **band)
+    with pytest.raises(ValueError, match="^direction: expected 3 entries to match xs"):
+        predictive_band(model, xs.float(), ys.float(), torch.ones(2), [0.0], **band)

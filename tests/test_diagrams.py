@@ -102,3 +102,24 @@ def test_the_prompt_layout_diagram_draws_both_layouts_of_one_prompt():
     plt.close(fig)
     with pytest.raises(ValueError, match="n_context: expected an int from 1 to 4"):
         plotting.prompt_layout_diagram(n_context=5)
+
+
+def test_a_plot_of_nothing_is_refused_by_name():
+    """Issue 42: no curves drew an empty figure, and no x positions or no labels were
+    blamed on the curves or the values."""
+    calls = {
+        "curves": lambda: plotting.error_curves([1, 2], {}),
+        "ks": lambda: plotting.error_curves([], {"ridge": [1.0, 0.5]}),
+        "pool_sizes": lambda: plotting.pool_size_curves([], {"ridge": [1.0]}),
+        "series": lambda: plotting.grouped_bars(["a"], {}, ylabel="e"),
+        "groups": lambda: plotting.grouped_bars([], {"ridge": [1.0]}, ylabel="e"),
+        "row_labels": lambda: plotting.annotated_heatmap([[0.1]], [], ["c"]),
+        "band": lambda: plotting.predictive_band([0.0], {"model_mean": [0.0]}),
+        "outputs": lambda: plotting.implicit_update_panels([[0.1, 0.2]], {}),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=f"^{name}: expected"):
+            call()
+    with pytest.raises(ValueError, match="^k: expected an int <= "):
+        plotting.attention_map([[0.2] * 5], ["L0 H0"], 10**12)
+    plt.close("all")

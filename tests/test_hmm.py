@@ -2,6 +2,7 @@
 predictor, the concept posterior and the oracle against brute-force enumeration over
 hidden paths, in float64; the samplers against the exact probabilities."""
 
+import dataclasses
 import itertools
 import math
 
@@ -315,3 +316,30 @@ def test_concept_curves_score_every_predictor_on_the_same_prompts():
         concept_curves(object(), mix, prompts)
     with pytest.raises(TypeError, match="prompts: expected a ConceptPromptBatch"):
         concept_curves(model, mix, TokenBatch(prompts.tokens, prompts.concepts))
+
+
+def test_no_hmm_no_output_and_no_demonstration_count_are_refused_by_name():
+    """Issue 42: an empty emission was blamed on transition, an empty
+    output_positions passed, and ConceptMixture's ns=None gave "not iterable"."""
+    from icl_lib.tasks.concepts import ConceptMixture
+
+    mixture = HMMConceptMixture(vocab_size=16, seed=0)
+    prompts = mixture.sample_prompts(4, 2, seed=0)
+    start = torch.softmax(torch.randn(2, 3), -1).double()
+    transition = torch.softmax(torch.randn(2, 3, 3), -1).double()
+    with pytest.raises(ValueError, match="^emission: expected at least one"):
+        forward_filter(
+            prompts.tokens, torch.tensor([0]), start, transition, torch.empty(0, 3, 16)
+        )
+    with pytest.raises(ValueError, match="^output_positions: expected at least one"):
+        dataclasses.replace(prompts, output_positions=prompts.output_positions[:0])
+    concepts = ConceptMixture()
+    for ns in (None, 2.5, []):
+        for gap in (concepts.kernel_gap, concepts.prior_gap, concepts.bayes_gap):
+            with pytest.raises((TypeError, ValueError), match="^ns: expected"):
+                gap(ns, batch_size=10)
+    _, inputs, labels = concepts.sample(4, 3, seed=0)
+    with pytest.raises(TypeError, match="^labels: expected a torch.Tensor"):
+        concepts.bayes_predictive(inputs, None, inputs[:, -1])
+    with pytest.raises(TypeError, match="^query: expected a torch.Tensor"):
+        concepts.kernel_regression(inputs, labels, None)

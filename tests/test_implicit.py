@@ -533,3 +533,21 @@ def test_last_crossing():
     assert last_crossing(first, torch.tensor([0.9, 0.9, 0.5, 0.6, 0.3])) == 4
     with pytest.raises(ValueError, match="second"):
         last_crossing(first, first[:3])
+
+
+@pytest.mark.parametrize("epochs", [None, 2.5, [], "3"])
+def test_pass_counts_are_an_int_or_a_sequence_of_them(epochs):
+    """Issue 42: None or 2.5 gave "object is not iterable" instead of the name."""
+    block = build("softmax", "plain", 3, 4, 5, seed=7)
+    g = torch.Generator().manual_seed(8)
+    xs, ys, xt = (
+        torch.randn(*s, generator=g, dtype=F64) for s in ((2, 3, 2), (2, 3), (2, 4, 2))
+    )
+    with pytest.raises((TypeError, ValueError), match="^epochs: expected"):
+        finetune_first_layer(block, xs, ys, xt, lr=0.1, epochs=epochs)
+    labels = torch.cat((ys, torch.zeros(2, 4, dtype=F64)), 1)
+    batch = PromptBatch(torch.cat((xs, xt), 1), labels)
+    with pytest.raises((TypeError, ValueError), match="^epochs: expected"):
+        finetuning_grid(block, batch, 3, lrs=[0.1], epochs=epochs)
+    with pytest.raises(ValueError, match="^x_test: expected .* to match xs"):
+        finetune_first_layer(block, xs, ys, torch.randn(2, 4, 3, dtype=F64), lr=0.1)

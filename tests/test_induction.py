@@ -48,6 +48,7 @@ from icl_lib.tasks.induction import (
     repeated_random_tokens,
     repeated_segment_tokens,
 )
+from icl_lib.tasks.tokens import check_tokens
 from icl_lib.training.induction import RepeatedSegmentDocuments
 
 
@@ -574,3 +575,24 @@ def test_ablation_table_is_the_group_ablations_of_every_mode():
         ablation_table(model, batch, groups, modes=["half"])
     with pytest.raises(ValueError, match="groups: expected a non-empty dict"):
         ablation_table(model, batch, {})
+
+
+def test_ablation_and_pattern_errors_name_the_argument():
+    """Issue 42: modes=None gave "object is not iterable", a bad reference an error
+    naming mean_head_outputs' tokens, and patterns that are not square a result."""
+    model = small_model()
+    batch = repeated_segment_tokens(4, 25, 16, min_period=3, max_period=12)
+    groups = {"one head": [(0, 1)]}
+    for modes in (None, [], "zero"):
+        with pytest.raises((TypeError, ValueError), match="^modes: expected"):
+            ablation_table(model, batch, groups, modes=modes)
+    for reference in (batch.tokens.float(), batch.tokens + 100):
+        with pytest.raises((TypeError, ValueError), match="^reference: expected"):
+            with ablated_heads(model, [(0, 1)], mode="mean", reference=reference):
+                pass
+    patterns = attention_patterns(model, batch.tokens[:, :24])
+    for read in (previous_token_from_patterns, attention_by_distance):
+        with pytest.raises(ValueError, match="^patterns: expected .* one row per"):
+            read(patterns[..., :-1])
+    with pytest.raises(TypeError, match="^name: expected the argument's name"):
+        check_tokens(batch.tokens, 16, None)

@@ -392,3 +392,13 @@ def test_concept_prior_baseline_and_negative_kernel_weight():
     assert share == (total < 0).double().mean().item() and 0 < share < 1
     with pytest.raises(ValueError, match="n: expected"):
         cm.negative_weight_share(0)
+
+
+def test_a_non_square_covariance_and_an_empty_grid_are_refused_by_name():
+    """Issue 42: torch's eigh error, and an empty grid blamed on xs."""
+    from icl_lib.learners.kernel import attention_regression_curve
+
+    with pytest.raises(ValueError, match="^cov: expected square matrices"):
+        psd_projection(torch.randn(2, 4, 3))
+    with pytest.raises(ValueError, match="^grid: expected at least one"):
+        attention_regression_curve(torch.randn(6), torch.randn(6), torch.empty(0), 1.0)

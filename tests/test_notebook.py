@@ -173,3 +173,9 @@ def test_trend_summary_groups_runs_by_what_their_ends_say():
         notebook.trend_summary({})
     with pytest.raises(TypeError, match="budget: expected training_budget's dict"):
         notebook.trend_summary({"x": {"end": 1.0}})
+
+
+def test_number_table_refuses_a_huge_precision_by_name():
+    """Issue 42: Python's own "precision too big" for digits=10**12."""
+    with pytest.raises(ValueError, match="^digits: expected an int <= "):
+        notebook.number_table(["x", "y"], {"a": [1.0]}, digits=10**12)

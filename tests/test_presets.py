@@ -226,6 +226,94 @@ def test_the_data_folder_is_never_inside_site_packages(tmp_path, monkeypatch):
     assert runtime.find_data_dir() == tmp_path / "mine"
 
 
+def _rewritten(meta: Path, **fields) -> None:
+    """The manifest with ``fields`` changed and its ``manifest_sha256`` recomputed, as
+    any script that edits a manifest through write_manifest writes it."""
+    manifest = {**json.loads(meta.read_text()), **fields}
+    manifest["manifest_sha256"] = manifest_digest(manifest)
+    meta.write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("steps", 10**6),
+        ("name", "other"),
+        ("seed", 1),
+        ("chapter", "01_overview"),
+        ("description", "another run"),
+        ("init_from", {"preset": "overview_noisy", "sha256": "0" * 64}),
+        ("weights", "overview_noiseless.safetensors"),
+        ("n_params", 1),
+    ],
+)
+def test_a_rehashed_manifest_that_disagrees_with_its_preset_is_refused(
+    tiny_checkpoint, tmp_path, field, value
+):
+    """Issue 42: with manifest_sha256 recomputed, the fields that repeat the preset,
+    the weights' file name and the parameter count are checked against the preset,
+    the file and the model, by name; load_or_train loads through the same check."""
+    name, _, meta = tiny_checkpoint
+    _rewritten(meta, **{field: value})
+    for load in (load_checkpoint, load_or_train):
+        with pytest.raises(ValueError, match=f"its {field} .*differs|its {field} are"):
+            load(name, data_dir=tmp_path)
+
+
+def test_weights_of_another_dtype_or_a_damaged_header_are_refused_by_file(
+    tiny_checkpoint, tmp_path
+):
+    """Issue 42: float16 weights were cast up silently, and a flipped header byte
+    gave safetensors' own error without the file's name."""
+    from safetensors.torch import load_file, save_file
+
+    name, weights, meta = tiny_checkpoint
+    good = weights.read_bytes()
+    half = {k: v.half() for k, v in load_file(str(weights)).items()}
+    save_file(half, str(weights))
+    _rewritten(meta, sha256=sha256(weights))
+    with pytest.raises(ValueError, match="is torch.float16, the model's is") as info:
+        load_checkpoint(name, tmp_path)
+    assert str(weights) in str(info.value)
+    header = bytearray(good)
+    header[10] ^= 0xFF  # inside the JSON header after its 8-byte length
+    weights.write_bytes(bytes(header))
+    _rewritten(meta, sha256=sha256(weights))
+    with pytest.raises(ValueError, match="not a safetensors file") as info:
+        load_checkpoint(name, tmp_path)
+    assert str(weights) in str(info.value)
+
+
+def test_a_manifest_has_every_key_before_it_is_hashed_or_saved(tiny_checkpoint):
+    from icl_lib.training.preset import loss_change_last_fifth
+
+    name, _, _ = tiny_checkpoint
+    model = get_preset(name).build()
+    for call in (lambda: manifest_digest({}), lambda: save_checkpoint(model, {})):
+        with pytest.raises(ValueError, match="^manifest: expected the keys"):
+            call()
+    with pytest.raises(ValueError, match="^curve: expected a manifest curve"):
+        loss_change_last_fifth({})
+    assert loss_change_last_fifth({"step": [], "loss": []}) is None
+
+
+def test_monitors_and_training_refuse_what_they_cannot_use():
+    from icl_lib.presets.retrain import retrain_stale
+    from icl_lib.presets.stability import transfer_gap_curves
+
+    sampler = RegressionPrompts(Curriculum.constant(3), Curriculum.constant(6))
+    with pytest.raises(TypeError, match="^model: expected a model with parameters"):
+        sampler.monitor(torch.nn.Linear(3, 1))
+    model = torch.nn.Linear(3, 1)
+    with pytest.raises(TypeError, match="^warmup_steps: expected an int"):
+        fit(model, lambda step: model.weight.sum(), steps=2, lr=0.1, warmup_steps=None)
+    with pytest.raises(TypeError, match="^exclude: expected a sequence"):
+        retrain_stale(dry_run=True, exclude=None)
+    for sizes in (None, 2.5, []):
+        with pytest.raises((TypeError, ValueError), match="^pool_sizes: expected"):
+            transfer_gap_curves(sizes)
+
+
 def test_warm_start_continues_from_the_parent(tmp_path, monkeypatch):
     parent = tiny(get_preset("overview_noiseless"), "unit_parent")
     child = dataclasses.replace(

@@ -5,6 +5,7 @@ recall and parity tasks, and clear errors."""
 
 import itertools
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -189,6 +190,7 @@ class _Answers(torch.nn.Module):
     def __init__(self, answers, vocab):
         super().__init__()
         self.answers, self.vocab = answers, vocab
+        self.config = SimpleNamespace(vocab_size=vocab)  # what a token model names
 
     def forward(self, tokens):
         B, T = tokens.shape
@@ -229,7 +231,7 @@ def test_the_guess_among_context_values_by_simulation():
     )  # the mean of share
     assert share.mean().item() == pytest.approx(value_guess_accuracy(5, 4), abs=0.01)
     assert value_guess_loss(1) == 0.0
-    assert value_guess_loss(16, 10**9) == pytest.approx(math.log(16))
+    assert value_guess_loss(16, 2**28) == pytest.approx(math.log(16))  # V -> inf
 
 
 def test_prior_vote_risk_is_the_context_free_bayes_predictor():
@@ -314,3 +316,20 @@ def test_bad_input_is_refused():
         sparse_parity(2, 4, 3, 4)
     with pytest.raises(TypeError, match="batch: expected a RecallBatch"):
         recall_accuracy(tokens, linear_regression(2, 3, 2))
+
+
+def test_recall_refuses_a_layer_for_a_token_model_and_pairs_that_are_not_a_list():
+    """Issue 42: a Linear gave torch's dtype error, pairs=None "not iterable"."""
+    batch = associative_recall(4, 2, n_queries=2, n_keys=8, n_values=4, seed=0)
+    model = SequenceModelConfig(n_embd=8, vocab_size=14, n_positions=8).build()
+    for call in (
+        lambda m: recall_accuracy(m, batch),
+        lambda m: recall_answers(m, batch),
+        lambda m: recall_curve(m, [1], size=4, n_keys=8, n_values=4),
+        lambda m: recall_ce(m, batch),
+    ):
+        with pytest.raises(TypeError, match="^model: expected a token model"):
+            call(torch.nn.Linear(3, 1))
+    for pairs in (None, 2.5, []):
+        with pytest.raises((TypeError, ValueError), match="^pairs: expected"):
+            recall_curve(model, pairs, size=4, n_keys=8, n_values=4)

@@ -746,3 +746,35 @@ def test_geometric_mean_ratio():
     direct, direct_se = error_ratio(a[:, 0], b[:, 0])
     assert math.isclose(one, direct.item(), rel_tol=1e-12)
     assert math.isclose(one_se, direct_se.item(), rel_tol=1e-9)
+
+
+def test_empty_groups_choices_and_families_are_refused_by_name():
+    """Issue 42: an empty mapping gave StopIteration, an empty family an argmin error,
+    and a disagreement blamed the partner without naming the argument changed."""
+    from icl_lib.analysis.selection import TunedLearner
+
+    with pytest.raises(ValueError, match="^errors: expected the errors of two"):
+        grouped_error_ratio({}, "a", "b")
+    with pytest.raises(ValueError, match="^choices: expected a value for some k"):
+        TunedLearner(ridge, {})
+    with pytest.raises(ValueError, match="^errors: expected at least one"):
+        minimax_ratio(torch.rand(0, 2), torch.rand(2) + 0.1)
+    with pytest.raises(ValueError, match="^reference: expected .* to match errors"):
+        minimax_ratio(torch.rand(3, 3), torch.rand(2) + 0.1)
+    with pytest.raises(ValueError, match="^labels: expected .* to match features"):
+        probe_accuracy(torch.rand(0, 5), torch.tensor([0, 1] * 4))
+    xs, ys, xq, _ = linear_regression(4, 6, 3, seed=0).prompt(5)
+    with pytest.raises(TypeError, match="^binary: expected a learner, got NoneType"):
+        pre_icl_test(xs, ys, xq, binary=None)
+    batch = linear_regression(8, 6, 3, seed=0)
+    model = TransformerConfig(
+        n_dims=3, n_positions=6, n_embd=8, n_layer=1, n_head=2
+    ).build()
+    labels = torch.tensor([0, 1] * 4)
+    for ks in (None, []):
+        with pytest.raises((TypeError, ValueError), match="^ks: expected"):
+            residual_features(model, batch, ks)
+        with pytest.raises((TypeError, ValueError), match="^ks: expected"):
+            probe_by_layer(model, batch, labels, ks)
+        with pytest.raises((TypeError, ValueError), match="^ks: expected"):
+            grouped_squared_errors({"ridge": ridge}, batch, torch.zeros(8).long(), ks)

@@ -14,7 +14,7 @@ from icl_lib.analysis.selection import bayes_label_accuracy, tuned_learner
 from icl_lib.learners.linear import ridge
 from icl_lib.models.contextual import RegressionBlockConfig
 from icl_lib.models.kernel_attention import KernelAttentionICL
-from icl_lib.models.lsa import LSAConfig, lsa_layer
+from icl_lib.models.lsa import LinearSelfAttention, LSAConfig, lsa_layer
 from icl_lib.presets.stability import pool_preset_name
 from icl_lib.prompts import interleave, split_prompt
 from icl_lib.tasks import linear_regression
@@ -112,9 +112,9 @@ NAN = float("nan")
             "ys: expected finite values",
         ),
         (
-            lambda: linear_regression(10**9, 21, 5),
+            lambda: linear_regression(10**7, 21, 5),
             ValueError,
-            "batch_size: expected batch_size \\* n_points \\* dim <=",
+            "batch_size, n_points, dim: expected batch_size \\* n_points \\* dim <=",
         ),
         (lambda: LSAConfig(dim="3"), TypeError, "dim: expected an int"),
         (lambda: LSAConfig(n_layers=-1), ValueError, "n_layers: expected an int >= 1"),
@@ -321,16 +321,134 @@ def test_a_model_refuses_prompts_of_another_dtype_and_fit_names_divergence():
 
 
 def test_huge_sizes_are_refused_before_allocating():
+    from icl_lib.analysis.bootstrap import bootstrap_se
+    from icl_lib.models.associative_memory import random_signs
+    from icl_lib.models.pfn import equal_mass_borders
     from icl_lib.models.token_gpt import TokenTransformerConfig
     from icl_lib.tasks.induction import repeated_segment_tokens
     from icl_lib.tasks.recall import associative_recall
     from icl_lib.tasks.regression import TaskPool
 
     for call, name in (
-        (lambda: repeated_segment_tokens(10**7, 10**6, 16), "batch_size"),
+        (lambda: repeated_segment_tokens(10**7, 10**6, 16), "batch_size, length"),
+        (lambda: linear_regression(10**7, 21, 5), "batch_size, n_points, dim"),
         (lambda: associative_recall(10**9, 2), "batch_size"),
         (lambda: TaskPool(10**12, 3), "n_tasks"),
         (lambda: TokenTransformerConfig(vocab_size=10**11), "vocab_size"),
+        # one rule for every count (issue 42), where torch's allocator answered
+        (lambda: equal_mass_borders(torch.randn(10), 10**12), "n_buckets"),
+        (lambda: random_signs(10**12, 2, torch.Generator()), "batch_size"),
+        (lambda: bootstrap_se(lambda rows: rows.mean(), 10**12), "n"),
     ):
-        with pytest.raises(ValueError, match=f"{name}: expected .* <= "):
+        with pytest.raises(ValueError, match=f"^{name}: expected .* <= "):
             call()
+    # a seed is not a count: any 64-bit one
+    assert linear_regression(2, 3, 2, seed=2**63).batch_size == 2
+    LinearSelfAttention(2, seed=2**63)
+
+
+# --- issue 42: sequences, models, eval mode and the partner of a disagreement -------
+
+
+@pytest.mark.parametrize("ks", [None, [], 2.5, "12"])
+def test_context_sizes_are_a_sequence_of_at_least_one(ks):
+    from icl_lib.analysis.curves import accuracy_curve, excess_errors, predictions
+    from icl_lib.analysis.selection import ridge_path_errors, squared_errors
+
+    for call in (
+        lambda: predictions(RIDGE, B, ks),
+        lambda: error_curve(RIDGE, B, ks),
+        lambda: accuracy_curve(RIDGE, B, ks),
+        lambda: excess_errors(RIDGE, B, ks),
+        lambda: squared_errors({"ridge": RIDGE}, B, ks),
+        lambda: tuned_learner(ridge, B, ks, [0.1, 1.0]),
+        lambda: ridge_path_errors(B, ks, [0.1]),
+    ):
+        with pytest.raises((TypeError, ValueError), match="^ks: expected"):
+            call()
+
+
+def test_a_single_context_size_is_named_as_given():
+    from icl_lib.analysis.curves import error_with_se
+
+    with pytest.raises(ValueError, match="^k: expected context sizes below n_points"):
+        error_with_se(RIDGE, B, 6)
+
+
+@pytest.mark.parametrize(
+    "loss",
+    [
+        "query_mse",
+        "query_half_mse",
+        "prefix_mse",
+        "prefix_logistic",
+        "prefix_nll",
+        "posterior_nll",
+        "posterior_mean_mse",
+    ],
+)
+def test_a_loss_refuses_a_layer_for_a_model(loss):
+    from icl_lib.training import losses
+
+    with pytest.raises(TypeError, match="^model: expected a model with .*, got Linear"):
+        losses.LOSSES[loss](torch.nn.Linear(3, 1), B)
+
+
+def test_token_losses_and_loops_refuse_a_layer_for_a_model():
+    from icl_lib.tasks.induction import repeated_segment_tokens
+    from icl_lib.training.full_batch import fit_full_batch
+    from icl_lib.training.loop import fit_on_prompts
+    from icl_lib.training.losses import next_token_ce, query_half_mse
+
+    tokens = repeated_segment_tokens(2, 12, 16, min_period=2, max_period=5, seed=0)
+    with pytest.raises(TypeError, match="^model: expected a token model"):
+        next_token_ce(torch.nn.Linear(3, 1), tokens)
+    with pytest.raises(TypeError, match="^model: expected a model with predict"):
+        fit_on_prompts(
+            torch.nn.Linear(3, 1),
+            lambda batch_size, gen: linear_regression(batch_size, 6, 3, seed=gen),
+            query_half_mse,
+            steps=1,
+            batch_size=4,
+            lr=0.01,
+        )
+    with pytest.raises(TypeError, match="^model: expected a model with predict"):
+        fit_full_batch(torch.nn.Linear(3, 1), B, query_half_mse, max_iter=1)
+
+
+@pytest.mark.parametrize("xs", [None, "abc", [[0.0]]])
+def test_an_eval_mode_model_refuses_bad_prompts_by_name(xs):
+    """load_checkpoint returns a model in eval mode, whose chunking read xs.shape."""
+    from icl_lib.models.gpt import TransformerConfig
+    from icl_lib.models.pfn import PredictiveConfig
+
+    small = dict(n_dims=3, n_positions=6, n_embd=8, n_layer=1, n_head=2)
+    for model in (
+        TransformerConfig(**small).build(),
+        PredictiveConfig(head="gaussian", **small).build(),
+    ):
+        for mode in (model.train, model.eval):
+            mode()
+            with pytest.raises(TypeError, match="^xs: expected a torch.Tensor"):
+                model(xs, B.ys)
+
+
+def test_a_disagreement_names_both_sides():
+    from icl_lib.learners import pool_posterior
+    from icl_lib.theory.gd_construction import best_multiple_population_loss
+
+    xs, ys = B.xs, B.ys
+    with pytest.raises(ValueError, match="^w: expected .* to match xs"):
+        RegressionBatch(xs[..., :2], ys, B.w, 0.0)
+    with pytest.raises(ValueError, match="^pool: expected .* to match xs"):
+        pool_posterior(xs, ys, torch.randn(5, 2), 0.5)
+    with pytest.raises(ValueError, match="^pool: expected at least one"):
+        pool_posterior(xs, ys, torch.randn(0, 3), 0.5)
+    with pytest.raises(ValueError, match="^direction: expected the shape of cov"):
+        best_multiple_population_loss(torch.eye(3, 4), torch.eye(3), 5)
+    with pytest.raises(ValueError, match="^kq: expected .* to match Z"):
+        lsa_layer(torch.randn(2, 4, 5), torch.randn(1, 4, 4), torch.randn(1, 4, 4))
+    with pytest.raises(ValueError, match="^kq: expected at least one"):
+        lsa_layer(torch.randn(2, 4, 5), torch.randn(0, 5, 5), torch.randn(0, 5, 5))
+    with pytest.raises(ValueError, match="^W: expected .* to match delta"):
+        rank_one(torch.randn(5, 3), torch.randn(4, 4), torch.randn(4, 4))

@@ -270,3 +270,19 @@ def test_pool_size_sweep_keeps_each_prompts_error():
         sweep.prompt_means("transformer", "fresh"), sweep.prompt_means("ridge", "fresh")
     )
     assert np.isnan(sweep.prompt_means("dMMSE", "fresh")[1]).all()
+
+
+def test_context_sizes_are_named_ms_and_m():
+    """Issue 42: None gave "object is not iterable", and a size beyond the prompts an
+    error that named predictions' ks."""
+    batch = linear_regression(8, 6, 3, seed=9)
+    learner = functools.partial(ridge, lam=0.25)
+    for ms in (None, 2.5, [], [2, 6]):
+        with pytest.raises((TypeError, ValueError), match=r"^ms(\[i\])?: expected"):
+            replacement_stability(learner, batch, ms)
+    with pytest.raises(ValueError, match=r"^ms\[i\]: expected context sizes >= 1"):
+        replacement_stability(learner, batch, [0, 2])
+    with pytest.raises(ValueError, match="^m: expected context sizes below n_points"):
+        position_changes(learner, batch, 6)
+    with pytest.raises(ValueError, match="^pool: expected at least one"):
+        dmmse(*batch.prompt(3)[:3], torch.randn(0, 3), 0.5)

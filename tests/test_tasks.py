@@ -147,3 +147,20 @@ def test_batch_moves_dtype():
         isinstance(b, RegressionBatch)
         and b.xs.dtype == b.ys.dtype == b.w.dtype == torch.float64
     )
+
+
+def test_records_refuse_fields_that_disagree_or_hold_nothing():
+    """Issue 42: a latent longer than the labels, an empty selection and a world
+    without classes passed or were blamed on another field."""
+    from icl_lib.tasks import sphere_classification
+    from icl_lib.tasks.bursty import ClassWorld
+    from icl_lib.tasks.sphere import ClassificationBatch
+
+    batch = sphere_classification(4, 6, dim=3, seed=0)
+    with pytest.raises(ValueError, match="^latent: expected shape .* to match ys"):
+        ClassificationBatch(batch.xs, batch.ys, batch.latent[:, :-1])
+    with pytest.raises(ValueError, match="^index: expected at least one"):
+        batch.select(torch.tensor([], dtype=torch.int64))
+    world = ClassWorld.draw(8, 5, 4, 0)
+    with pytest.raises(ValueError, match="^means: expected at least one"):
+        ClassWorld(world.means[:0], world.labels[:0])

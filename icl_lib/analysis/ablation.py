@@ -109,6 +109,7 @@ def ablated_heads(
         )
     means = None
     if mode != "zero":
+        check_tokens(reference, model.config.vocab_size, "reference")
         means = mean_head_outputs(
             model, reference, per_position=mode == "position_mean"
         )
@@ -248,7 +249,7 @@ def ablation_table(
         raise ValueError(
             f"groups: expected a non-empty dict name -> heads, got {groups!r}"
         )
-    modes = list(modes)
+    modes = check_sequence("modes", modes, "a sequence of modes", nonempty=True)
     for mode in modes:
         if mode not in MODES:
             raise ValueError(f"modes: expected modes from {MODES}, got {mode!r}")

@@ -30,6 +30,7 @@ from .._checks import (
     check_prompt,
     check_real,
     check_same_shape,
+    check_seed,
     check_sequence,
 )
 from ..learners.kernel import functional_gd_path
@@ -324,7 +325,7 @@ def bootstrap_gd_plus_plus(
     """
     _check_labelled_prompt(xs, ys, x_query, y_query)
     check_positive_int("n_boot", n_boot)
-    check_positive_int("seed", seed, minimum=0)
+    check_seed("seed", seed)
     check_positive_int("max_iter", max_iter)
     if start is None:
         eta0, gamma0, _ = tune_gd_plus_plus(xs, ys, x_query, y_query, steps=2)

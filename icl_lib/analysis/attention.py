@@ -18,9 +18,9 @@ from __future__ import annotations
 import torch
 
 from .._checks import (
-    check_batch,
     check_finite,
     check_float_tensor,
+    check_patterns,
     check_per_prompt,
     check_positive_int,
     check_prompt,
@@ -94,8 +94,8 @@ def linear_probe(
     check_finite("targets", check_tensor("targets", targets, 2))
     if features.shape[0] != targets.shape[0]:
         raise ValueError(
-            f"targets: expected {features.shape[0]} rows (one per feature row), got "
-            f"{targets.shape[0]}"
+            f"targets: expected {features.shape[0]} rows (one per row) to match "
+            f"features, got {targets.shape[0]}"
         )
     lam = check_real("lam", lam, minimum=0.0)
     cut = int(
@@ -121,9 +121,7 @@ def query_attention(patterns: torch.Tensor, k: int) -> torch.Tensor:
     points; the query is ``x_{k+1}`` (token ``2k``) and sees ``x_1, y_1, ..., x_k, y_k``
     and itself.
     """
-    check_finite(
-        "patterns", check_batch("patterns", check_tensor("patterns", patterns, 5))
-    )
+    check_patterns(patterns)
     check_positive_int("k", k)
     if 2 * k >= patterns.shape[-1]:
         raise ValueError(

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import torch
 
 from .._checks import (
+    check_batch,
     check_finite,
     check_model,
     check_positive_int,
@@ -40,6 +41,8 @@ def _check_batch(batch):
 def _check_pit(u):
     if not isinstance(u, torch.Tensor) or not u.is_floating_point():
         raise TypeError(f"u: expected a float tensor of PIT values, got {u!r:.60}")
+    if u.numel() == 0:  # a share of no labels would be NaN
+        raise ValueError("u: expected at least one PIT value, got none")
     if not bool(((u >= 0) & (u <= 1)).all()):  # NaN fails too
         raise ValueError("u: expected PIT values in [0, 1], got values outside")
 
@@ -156,13 +159,14 @@ def predictive_band(model, xs, ys, direction, ts, *, noise_std: float, z=1.645):
     z = check_real("z", z, minimum=0.0, strict=True)
     direction = check_tensor("direction", direction, 1).to(xs)
     if direction.shape[0] != d:
-        raise ValueError(f"direction: expected {d} entries, got {direction.shape[0]}")
+        raise ValueError(
+            f"direction: expected {d} entries to match xs, got {direction.shape[0]}"
+        )
     check_finite("direction", direction)
     if not isinstance(ts, torch.Tensor):
         check_sequence("ts", ts, "a sequence of numbers")
         ts = torch.as_tensor([check_real("ts[i]", t) for t in ts])
-    ts = check_finite("ts", check_tensor("ts", ts.to(xs.dtype), 1))
-    check_positive_int("len(ts)", ts.numel())
+    ts = check_finite("ts", check_batch("ts", check_tensor("ts", ts.to(xs.dtype), 1)))
     queries = ts.unsqueeze(1) * direction  # (T, d)
     T = queries.shape[0]
     ctx_x, ctx_y = xs.expand(T, k, d), ys.expand(T, k)
@@ -191,7 +195,8 @@ def bucket_cost(batch: PromptBatch, noise_std: float, bars) -> torch.Tensor:
     (:class:`icl_lib.models.pfn.BarDistribution`) whose bucket probabilities are the
     exact predictive's masses of the buckets, minus its NLL under the exact predictive.
     Its mean is the floor a Riemann head cannot go below on average (Gibbs'
-    inequality, bucket by bucket)."""
+    inequality, bucket by bucket). Computed in the batch's precision: a bucket
+    mass that underflows counts as the dtype's smallest normal number."""
     if not isinstance(bars, BarDistribution):
         raise TypeError(f"bars: expected a BarDistribution, got {type(bars).__name__}")
     mean, var = exact_predictive(batch, noise_std)
@@ -205,9 +210,8 @@ def bucket_cost(batch: PromptBatch, noise_std: float, bars) -> torch.Tensor:
         below[..., 1:] - below[..., :-1],
         above[..., :-1] - above[..., 1:],
     )
-    mass = torch.cat((below[..., :1], inner_mass, above[..., -1:]), -1).clamp(
-        min=1e-300
-    )
+    mass = torch.cat((below[..., :1], inner_mass, above[..., -1:]), -1)
+    mass = mass.clamp(min=torch.finfo(mass.dtype).tiny)
     exact = gaussian_log_density(mean, var, batch.ys)
     return exact - bars.log_density(mass.log(), batch.ys)
 

@@ -38,21 +38,24 @@ def _as_int(value):
         return value
 
 
-def _check_batch(batch, ks, name: str = "ks[i]") -> list[int]:
-    """``batch`` a PromptBatch, ``ks`` context sizes below its ``n_points`` (``name``
-    is what an error calls one of them)."""
+def _context_sizes(batch, ks, name: str = "ks") -> list[int]:
+    """``batch`` a PromptBatch, ``ks`` a non-empty sequence of context sizes below its
+    ``n_points``. ``name`` is the argument an error names: a sequence (``ks``, ``ms``:
+    an element is ``ks[i]``), or a single size (``k``, ``m``) passed as ``[k]``."""
     if not isinstance(batch, PromptBatch):
         raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
+    ks = check_sequence(name, ks, "a sequence of context sizes", nonempty=True)
+    element = f"{name}[i]" if name.endswith("s") else name
     ks = [
         # NumPy integers (np.arange) count as ints; bools and floats do not
         check_positive_int(
-            name, k if isinstance(k, (bool, float)) else _as_int(k), minimum=0
+            element, k if isinstance(k, (bool, float)) else _as_int(k), minimum=0
         )
         for k in ks
     ]
-    if ks and max(ks) >= batch.n_points:
+    if max(ks) >= batch.n_points:
         raise ValueError(
-            f"ks: expected context sizes below n_points = {batch.n_points}, got "
+            f"{name}: expected context sizes below n_points = {batch.n_points}, got "
             f"{max(ks)}"
         )
     return ks
@@ -66,7 +69,7 @@ def predictions(predictor, batch: PromptBatch, ks: Sequence[int]) -> torch.Tenso
     ``predict``; one with ``predict_prefixes(xs, ys) -> (B, n)`` is called once for
     every ``k`` (it is causal).
     """
-    ks = _check_batch(batch, ks)
+    ks = _context_sizes(batch, ks)
     with torch.no_grad():
         if hasattr(predictor, "predict_prefixes"):
             predictor.eval()
@@ -115,7 +118,7 @@ def error_curve(
 
     Returns float64 errors.
     """
-    ks = _check_batch(batch, ks)  # every k, not only those >= min_context
+    ks = _context_sizes(batch, ks)  # every k, not only those >= min_context
     check_positive_int("min_context", min_context, minimum=0)
     normalise = check_bool("normalise", normalise)
     defined = [k for k in ks if k >= min_context]
@@ -138,7 +141,7 @@ def error_with_se(
     when ``normalise``), the scale on which a Monte Carlo estimate is compared with its
     closed form.
     """
-    (k,) = _check_batch(batch, [k], name="k")
+    (k,) = _context_sizes(batch, [k], name="k")
     normalise = check_bool("normalise", normalise)
     if batch.batch_size < 2:
         raise ValueError(
@@ -182,7 +185,7 @@ def excess_errors(
             "batch: expected prompts that keep their task vectors w (a "
             f"RegressionBatch), got {type(batch).__name__}"
         )
-    ks = list(check_sequence("ks", ks, "a sequence of context sizes"))
+    ks = _context_sizes(batch, ks)
     normalise = check_bool("normalise", normalise)
     pred = predictions(predictor, batch, ks)
     target = torch.einsum("bkd,bd->bk", batch.xs[:, ks], batch.w)
@@ -249,7 +252,7 @@ def _check_signs(name: str, labels: torch.Tensor) -> None:
 def accuracy_curve(predictor, batch: PromptBatch, ks: Sequence[int]) -> torch.Tensor:
     """Fraction of prompts where ``sign(prediction of y_k) = y_k``, per ``k``:
     ``(len(ks),)``."""
-    ks = _check_batch(batch, ks)
+    ks = _context_sizes(batch, ks)
     _check_signs("batch", batch.ys[:, ks])
     pred = predictions(predictor, batch, ks)
     return (sign(pred) == batch.ys[:, ks]).double().mean(0)

@@ -23,7 +23,13 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .._checks import check_batch, check_finite, check_real, check_tensor
+from .._checks import (
+    check_batch,
+    check_finite,
+    check_patterns,
+    check_real,
+    check_tensor,
+)
 from ..models.token_gpt import TokenTransformer
 from ..tasks.induction import RepeatedTokensBatch, induction_targets
 from ..tasks.tokens import check_tokens
@@ -161,9 +167,7 @@ def attention_patterns(model: TokenTransformer, tokens: torch.Tensor) -> torch.T
 
 
 def _check_patterns(patterns, tokens) -> None:
-    check_finite(
-        "patterns", check_batch("patterns", check_tensor("patterns", patterns, 5))
-    )
+    check_patterns(patterns)
     check_tokens(tokens)
     B, T = tokens.shape
     if patterns.shape[0] != B or patterns.shape[-2:] != (T, T):
@@ -198,9 +202,7 @@ def prefix_matching_from_patterns(
 def previous_token_from_patterns(patterns: torch.Tensor) -> torch.Tensor:
     """Previous-token score of every head, ``(L, H)``: the attention from ``t`` to
     ``t - 1``, averaged over batch and positions ``t >= 1``."""
-    check_finite(
-        "patterns", check_batch("patterns", check_tensor("patterns", patterns, 5))
-    )
+    check_patterns(patterns)
     if patterns.shape[-1] < 2:
         raise ValueError("patterns: expected at least 2 positions, got 1")
     return patterns.diagonal(offset=-1, dim1=-2, dim2=-1).mean((0, -1))
@@ -217,9 +219,7 @@ def attention_by_distance(
     A head that bets on positions shows a window of distances; a previous-token head
     a peak at ``d = 1``. Chapter 6 reads the one-layer model with it.
     """
-    check_finite(
-        "patterns", check_batch("patterns", check_tensor("patterns", patterns, 5))
-    )
+    check_patterns(patterns)
     T = patterns.shape[-1]
     if patterns.shape[-2] != T:
         raise ValueError(

@@ -111,8 +111,7 @@ def implied_task_vectors(
     B, n, d = batch.xs.shape
     Q = 2 * d + 1 if n_queries is None else n_queries  # 0 is an error, not the default
     Q = check_positive_int("n_queries", Q, minimum=d)
-    check_sequence("ks", ks, "a sequence of ints")
-    ks = [check_positive_int("ks[i]", k, minimum=0) for k in ks]
+    ks = _check_ks(batch, ks)
     queries = torch.randn(Q, d, generator=make_generator(seed)).to(batch.xs)
     out = []
     with torch.no_grad():
@@ -165,9 +164,9 @@ def _opposite_means(means) -> torch.Tensor:
 
 
 def _check_ks(batch, ks) -> list[int]:
-    check_sequence("ks", ks, "a sequence of ints")
+    ks = check_sequence("ks", ks, "a sequence of ints", nonempty=True)
     ks = [check_positive_int("ks[i]", k, minimum=0) for k in ks]
-    if ks and max(ks) >= batch.n_points:
+    if max(ks) >= batch.n_points:
         raise ValueError(
             f"ks: expected context sizes below n_points = {batch.n_points}, got "
             f"{max(ks)}"

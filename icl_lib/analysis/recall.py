@@ -9,7 +9,14 @@ from collections.abc import Sequence
 
 import torch
 
-from .._checks import check_finite, check_model, check_positive_int, check_tensor
+from .._checks import (
+    check_finite,
+    check_positive_int,
+    check_seed,
+    check_sequence,
+    check_tensor,
+    check_token_model,
+)
 from ..models.associative_memory import AssociativeMemory, random_signs
 from ..runtime import make_generator
 from ..tasks.recall import RecallBatch, associative_recall
@@ -18,7 +25,7 @@ from ..tasks.recall import RecallBatch, associative_recall
 def recall_accuracy(model, batch: RecallBatch) -> float:
     """Fraction of queries whose most likely next token (over the whole vocabulary)
     is the right value; ``model(tokens) -> logits (B, T, V)``."""
-    check_model("model", model, "eval", "__call__")
+    check_token_model("model", model)
     if not isinstance(batch, RecallBatch):
         raise TypeError(f"batch: expected a RecallBatch, got {type(batch).__name__}")
     Q = batch.n_queries
@@ -37,7 +44,7 @@ def recall_answers(model, batch: RecallBatch) -> dict[str, object]:
     * ``"by_pair"``: ``(P,)`` float64, the fraction of answers equal to the value of
       pair ``j`` (these can sum to more than 1, as values repeat).
     """
-    check_model("model", model, "eval", "__call__")
+    check_token_model("model", model)
     if not isinstance(batch, RecallBatch):
         raise TypeError(f"batch: expected a RecallBatch, got {type(batch).__name__}")
     P = int(batch.concepts[0])
@@ -69,11 +76,11 @@ def recall_curve(
     """Recall accuracy for each number of pairs in ``pairs``: ``(len(pairs),)``,
     float64. The sequences of ``P`` pairs are drawn with seed ``seed + P``, so every
     model sees the same ones."""
-    check_model("model", model, "eval", "__call__")
+    check_token_model("model", model)
     check_positive_int("size", size)
-    check_positive_int("seed", seed, minimum=0)
+    check_seed("seed", seed)
     values = []
-    for P in pairs:
+    for P in check_sequence("pairs", pairs, "a sequence of pair counts", nonempty=True):
         batch = associative_recall(
             size,
             P,

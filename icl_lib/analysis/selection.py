@@ -27,7 +27,14 @@ from functools import partial
 
 import torch
 
-from .._checks import check_finite, check_positive_int, check_real, check_tensor
+from .._checks import (
+    check_batch,
+    check_finite,
+    check_positive_int,
+    check_real,
+    check_sequence,
+    check_tensor,
+)
 from ..models.gpt import EVAL_CHUNK
 from ..prompts import PromptBatch
 from ..tasks import linear_regression
@@ -35,7 +42,9 @@ from .curves import error_curve, predictions
 
 
 def _ints(ks) -> list[int]:
-    """Context sizes as Python ints (numpy integers accepted, floats refused)."""
+    """Context sizes as Python ints, at least one (numpy integers accepted, floats
+    refused)."""
+    ks = check_sequence("ks", ks, "a sequence of context sizes", nonempty=True)
     try:
         ints = [operator.index(k) for k in ks]
     except TypeError as err:
@@ -224,6 +233,8 @@ def grouped_error_ratio(
             f"errors: expected the dict of grouped_squared_errors, got "
             f"{type(errors).__name__}"
         )
+    if not errors:
+        raise ValueError("errors: expected the errors of two predictors, got none")
     n_groups = len(next(iter(errors.values())))
     if not isinstance(denominator, str) and not (
         isinstance(denominator, Sequence)
@@ -278,6 +289,8 @@ class TunedLearner:
             raise TypeError(
                 f"choices: expected a mapping k -> value, got {type(choices).__name__}"
             )
+        if not choices:
+            raise ValueError("choices: expected a value for some k, got none")
         for k, value in choices.items():
             check_positive_int("choices (a context size)", k, minimum=0)
             check_real(f"choices[{k}]", value)
@@ -388,7 +401,7 @@ def residual_features(
         raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
     ks = _ints(ks)
     low = 0 if token == "query" else 1
-    if not ks or max(ks) >= batch.n_points or min(ks) < low:
+    if max(ks) >= batch.n_points or min(ks) < low:
         raise ValueError(
             f"ks: expected context sizes in {low}..{batch.n_points - 1}, got {ks}"
         )
@@ -428,8 +441,8 @@ def probe_accuracy(
     check_tensor("labels", labels, 1, floating=False)
     if labels.shape[0] != features.shape[0]:
         raise ValueError(
-            f"labels: expected one label per row of features ({features.shape[0]}), "
-            f"got {labels.shape[0]}"
+            f"labels: expected one label per row ({features.shape[0]}) to match "
+            f"features, got {labels.shape[0]}"
         )
     if not bool(((labels == 0) | (labels == 1)).all()):
         raise ValueError(
@@ -513,7 +526,7 @@ def ridge_path_errors(
     if not isinstance(batch, PromptBatch):
         raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
     ks = _ints(ks)
-    if not ks or max(ks) >= batch.n_points:
+    if max(ks) >= batch.n_points:
         raise ValueError(
             f"ks: expected context sizes in 0..{batch.n_points - 1}, got {ks}"
         )
@@ -559,12 +572,12 @@ def minimax_ratio(
     it, and every member's worst ratio ``max_g errors[p, g] / reference[g]``,
     ``(P,)`` float64.
     """
-    check_tensor("errors", errors, 2)
+    check_batch("errors", check_tensor("errors", errors, 2))
     check_tensor("reference", reference, 1)
     if reference.shape[0] != errors.shape[1]:
         raise ValueError(
-            f"reference: expected one error per kind of prompt ({errors.shape[1]}), "
-            f"got {reference.shape[0]}"
+            f"reference: expected one error per kind of prompt ({errors.shape[1]}) to "
+            f"match errors, got {reference.shape[0]}"
         )
     check_finite("reference", reference)
     if not bool((reference > 0).all()):

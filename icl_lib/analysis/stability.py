@@ -21,7 +21,7 @@ import torch
 from .._checks import check_bool, check_positive_int
 from ..runtime import make_generator
 from ..tasks import RegressionBatch
-from .curves import predictions
+from .curves import _context_sizes, predictions
 
 
 def replace_example(
@@ -96,12 +96,11 @@ def replacement_stability(
         seed: fixes the replacement examples.
         adversarial: flip the new label's sign (see :func:`replace_example`).
     """
-    ms = [  # numpy integers too (an np.arange of sizes)
-        check_positive_int("ms[i]", int(m) if isinstance(m, np.integer) else m)
-        for m in ms
-    ]
-    if not ms:
-        raise ValueError("ms: expected at least one context size, got none")
+    ms = _context_sizes(batch, ms, "ms")  # numpy integers too (an np.arange)
+    if min(ms) < 1:
+        raise ValueError(
+            f"ms[i]: expected context sizes >= 1 (an example to replace), got {min(ms)}"
+        )
     if position != "last":
         position = check_positive_int("position", position, minimum=0)
         if position >= min(ms):
@@ -202,7 +201,8 @@ def position_changes(
     """``|y_hat' - y_hat|`` at the query after ``m`` examples when example ``j`` is
     replaced, prompt by prompt: ``(B, m)`` float64, column ``j`` for example ``j``
     (kept per prompt for standard errors by resampling prompts)."""
-    m = check_positive_int("m", m)
+    check_positive_int("m", m)
+    (m,) = _context_sizes(batch, [m], "m")
     before = predictions(predictor, batch, [m])
     return np.concatenate(
         [

@@ -55,8 +55,8 @@ def _prior(name, mean, cov, d, like):
     cov = check_tensor(f"{name}_cov", cov, 2).to(like)
     if tuple(mean.shape) != (d,) or tuple(cov.shape) != (d, d):
         raise ValueError(
-            f"{name}_mean, {name}_cov: expected shapes ({d},) and ({d}, {d}) for "
-            f"d = {d}, got {tuple(mean.shape)} and {tuple(cov.shape)}"
+            f"{name}_mean, {name}_cov: expected shapes ({d},) and ({d}, {d}) to match "
+            f"xs (d = {d}), got {tuple(mean.shape)} and {tuple(cov.shape)}"
         )
     check_finite(f"{name}_mean", mean)
     check_finite(f"{name}_cov", cov)
@@ -76,12 +76,19 @@ def gaussian_posterior(
     B, k, d = check_sequences(xs, ys)
     m, S = _prior("prior", prior_mean, prior_cov, d, xs)
     sigma = check_real("noise_std", noise_std, minimum=0.0, strict=True)
+    return _conditioned(xs, ys, m, S, sigma, "prior_cov")
+
+
+def _conditioned(xs, ys, m, S, sigma: float, cov_name: str) -> GaussianPosterior:
+    """:func:`gaussian_posterior` of checked arguments; ``cov_name`` is what an error
+    calls the prior covariance ``S``."""
+    k = xs.shape[1]
     SX = S @ xs.transpose(1, 2)  # (B, d, k)
     G = xs @ SX + sigma**2 * torch.eye(k, dtype=xs.dtype, device=xs.device)
     chol, info = torch.linalg.cholesky_ex(G)  # (B, k, k)
     if bool(info.any()):  # sigma^2 I + X S X^T fails only for an S that is not PSD
         raise ValueError(
-            "prior_cov: expected a positive semi-definite covariance, got one that "
+            f"{cov_name}: expected a positive semi-definite covariance, got one that "
             "is not"
         )
     resid = (ys - xs @ m).unsqueeze(-1)  # (B, k, 1)
@@ -119,24 +126,27 @@ def mixture_posterior(
         noise_std: the label noise ``sigma > 0``.
     """
     B, k, d = check_sequences(xs, ys)
-    means = check_finite("means", check_tensor("means", means, 2))
-    covs = check_finite("covs", check_tensor("covs", covs, 3))
+    means = check_finite("means", check_tensor("means", means, 2)).to(xs)
+    covs = check_finite("covs", check_tensor("covs", covs, 3)).to(xs)
     weights = check_finite("weights", check_tensor("weights", weights, 1)).to(xs)
+    sigma = check_real("noise_std", noise_std, minimum=0.0, strict=True)
+    if bool((weights <= 0).any()) or abs(weights.sum().item() - 1) > 1e-6:
+        raise ValueError(
+            f"weights: expected positive weights summing to 1, got {weights.tolist()}"
+        )
     C = weights.shape[0]
     if means.shape[0] != C or covs.shape[0] != C:
         raise ValueError(
             f"means, covs: expected {C} components (one per weight), got "
             f"{means.shape[0]} means and {covs.shape[0]} covariances"
         )
-    if bool((weights <= 0).any()) or abs(weights.sum().item() - 1) > 1e-6:
+    if means.shape[1:] != (d,) or covs.shape[1:] != (d, d):
         raise ValueError(
-            f"weights: expected positive weights summing to 1, got {weights.tolist()}"
+            f"means, covs: expected shapes (C, {d}) and (C, {d}, {d}) to match xs "
+            f"(d = {d}), got {tuple(means.shape)} and {tuple(covs.shape)}"
         )
     parts = [
-        gaussian_posterior(
-            xs, ys, prior_mean=means[c], prior_cov=covs[c], noise_std=noise_std
-        )
-        for c in range(C)
+        _conditioned(xs, ys, means[c], covs[c], sigma, f"covs[{c}]") for c in range(C)
     ]
     log_post = torch.stack([p.log_evidence for p in parts], 1) + weights.log()
     beta = torch.softmax(log_post, dim=1)  # (B, C)

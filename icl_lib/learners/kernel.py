@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from .._checks import (
+    check_batch,
     check_bool,
     check_finite,
     check_per_prompt,
@@ -153,7 +154,7 @@ def attention_regression_curve(xs, ys, grid, temperature: float) -> torch.Tensor
     """
     check_tensor("xs", xs, 1)
     check_tensor("ys", ys, 1)
-    check_finite("grid", check_tensor("grid", grid, 1))
+    check_finite("grid", check_batch("grid", check_tensor("grid", grid, 1)))
     G = grid.shape[0]
     return attention_regression(
         xs.reshape(1, -1, 1).expand(G, -1, 1),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from .._checks import (
+    check_batch,
     check_finite,
     check_prompt,
     check_real,
@@ -35,10 +36,11 @@ def pool_posterior(xs, ys, pool, noise_std: float) -> torch.Tensor:
         noise_std: the label noise ``sigma > 0`` the prompts were drawn with.
     """
     B, N, d = check_sequences(xs, ys)
-    pool = check_finite("pool", check_tensor("pool", pool, 2))
+    pool = check_finite("pool", check_batch("pool", check_tensor("pool", pool, 2)))
     if pool.shape[1] != d:
         raise ValueError(
-            f"pool: expected shape (M, d) with d = {d}, got {tuple(pool.shape)}"
+            f"pool: expected shape (M, d) with d = {d} to match xs, got "
+            f"{tuple(pool.shape)}"
         )
     sigma = check_real("noise_std", noise_std, minimum=0.0, strict=True)
     pool = pool.to(dtype=xs.dtype, device=xs.device)

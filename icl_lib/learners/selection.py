@@ -409,7 +409,7 @@ def pre_icl_test(
     B, N, d = check_prompt(xs, ys, x_query)
     tol = check_real("tol", tol, minimum=0.0)
     for name, f in (("binary", binary), ("other", other)):
-        if f is not None and not callable(f):
+        if not callable(f) and (name == "binary" or f is not None):
             raise TypeError(f"{name}: expected a learner, got {type(f).__name__}")
     if other is None:
         other = partial(ridge, lam=0.25)

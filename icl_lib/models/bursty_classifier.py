@@ -48,6 +48,7 @@ from .._checks import (
     check_instance,
     check_positive_int,
     check_prompt,
+    check_seed,
     check_stream,
     check_tensor,
 )
@@ -86,7 +87,7 @@ class BurstyClassifierConfig:
 
     def build(self, seed: int = 0) -> BurstyClassifier:
         """A freshly initialised model (from the global seed, set to ``seed``)."""
-        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
+        torch.manual_seed(check_seed("seed", seed))
         return BurstyClassifier(self)
 
 

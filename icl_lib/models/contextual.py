@@ -29,6 +29,7 @@ from .._checks import (
     check_bool,
     check_finite,
     check_positive_int,
+    check_seed,
     check_stream,
     check_tensor,
 )
@@ -445,7 +446,7 @@ class RegressionBlockConfig:
 
     def build(self, seed: int = 0) -> RegressionBlock:
         """A freshly initialised block (from the global seed, set to ``seed``)."""
-        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
+        torch.manual_seed(check_seed("seed", seed))
         d = self.d
         layer = SoftmaxAttention(d + 1, self.width, n_head=self.n_head, residual=True)
         return RegressionBlock(layer, MLP(self.width, self.hidden, d + 1, "relu"))

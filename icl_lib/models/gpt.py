@@ -30,6 +30,7 @@ from .._checks import (
     check_instance,
     check_positive_int,
     check_prompt,
+    check_seed,
     check_sequences,
     check_stream,
 )
@@ -95,7 +96,7 @@ class TransformerConfig:
     def build(self, seed: int = 0) -> ICLTransformer:
         """A freshly initialised model of this shape (from the global seed, set to
         ``seed``)."""
-        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
+        torch.manual_seed(check_seed("seed", seed))
         return ICLTransformer(self)
 
 
@@ -281,9 +282,8 @@ class ICLTransformer(nn.Module):
         gradients, e.g. for label influence, flow through the chunks). Training
         (``model.train()``) always takes one pass, so training is unchanged."""
         check_cache(cache)
-        chunked = cache is None and not self.training
-        # (prompts whose batch sizes disagree go through whole, to fail by name below)
-        if chunked and EVAL_CHUNK < xs.shape[0] == ys.shape[0]:
+        B = check_sequences(xs, ys)[0]  # before chunking reads their shapes
+        if cache is None and not self.training and B > EVAL_CHUNK:
             return torch.cat(
                 [
                     self.hidden(xs[i : i + EVAL_CHUNK], ys[i : i + EVAL_CHUNK])

@@ -32,6 +32,7 @@ from .._checks import (
     check_positive_int,
     check_prompt,
     check_real,
+    check_seed,
     check_tensor,
 )
 from ..prompts import token_matrix
@@ -55,10 +56,10 @@ def lsa_layer(
     check_batch("Z", check_tensor("Z", Z, 3))
     D = Z.shape[2]
     for name, weights in (("kq", kq), ("pv", pv)):
-        check_tensor(name, weights, 3)
+        check_batch(name, check_tensor(name, weights, 3))  # at least one head
         if tuple(weights.shape[1:]) != (D, D):
             raise ValueError(
-                f"{name}: expected shape (H, D, D) with D = {D} (the width of Z), got "
+                f"{name}: expected shape (H, D, D) with D = {D} to match Z, got "
                 f"{tuple(weights.shape)}"
             )
     if pv.shape[0] != kq.shape[0]:
@@ -157,7 +158,7 @@ class LinearSelfAttention(nn.Module):
         self.n_heads = check_positive_int("n_heads", n_heads)
         init_scale = check_real("init_scale", init_scale, minimum=0.0)
         check_dtype("dtype", dtype)
-        check_positive_int("seed", seed, minimum=0)
+        check_seed("seed", seed)
         self.looped = check_bool("looped", looped)
         self.factored = check_bool("factored", factored)
         D, n_blocks = dim + 1, 1 if looped else n_layers

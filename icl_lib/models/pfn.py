@@ -30,10 +30,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from .._checks import (
+    check_batch,
     check_finite,
     check_instance,
     check_positive_int,
     check_real,
+    check_seed,
     check_sequences,
     check_tensor,
 )
@@ -61,7 +63,8 @@ def equal_mass_borders(samples: torch.Tensor, n_buckets: int) -> tuple[float, ..
     """Bucket borders of equal mass under the distribution of ``samples`` (1-D): the
     ``0, 1/n, ..., 1`` quantiles, rounded to 3 decimals so that a preset stores them
     exactly (Müller et al. choose the buckets this way from samples of the prior)."""
-    samples = check_finite("samples", check_tensor("samples", samples, 1))
+    samples = check_tensor("samples", samples, 1)
+    samples = check_finite("samples", check_batch("samples", samples))
     check_positive_int("n_buckets", n_buckets, minimum=2)
     levels = torch.linspace(0, 1, n_buckets + 1, dtype=torch.float64)
     borders = torch.quantile(samples.to(torch.float64), levels)
@@ -206,7 +209,7 @@ class PredictiveConfig(TransformerConfig):
             )
 
     def build(self, seed: int = 0) -> PredictiveTransformer:
-        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
+        torch.manual_seed(check_seed("seed", seed))
         return PredictiveTransformer(self)
 
 

@@ -26,7 +26,7 @@ from torch import nn
 from .._checks import (
     check_finite,
     check_instance,
-    check_positive_int,
+    check_seed,
     check_sequences,
     check_tensor,
 )
@@ -41,7 +41,7 @@ class PosteriorConfig(TransformerConfig):
     ``w`` (of dimension ``n_dims``)."""
 
     def build(self, seed: int = 0) -> PosteriorTransformer:
-        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
+        torch.manual_seed(check_seed("seed", seed))
         return PosteriorTransformer(self)
 
 

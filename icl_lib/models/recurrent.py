@@ -41,6 +41,7 @@ from .._checks import (
     check_instance,
     check_positive_int,
     check_prompt,
+    check_seed,
     check_stream,
     check_tensor,
 )
@@ -242,7 +243,7 @@ class SequenceModelConfig:
         """A freshly initialised model (from the global seed, set to ``seed``): a
         :class:`SequenceTokenModel` if ``vocab_size`` else a
         :class:`SequenceRegressor`."""
-        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
+        torch.manual_seed(check_seed("seed", seed))
         return SequenceTokenModel(self) if self.vocab_size else SequenceRegressor(self)
 
 

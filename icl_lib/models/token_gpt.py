@@ -25,6 +25,7 @@ from .._checks import (
     check_instance,
     check_memory,
     check_positive_int,
+    check_seed,
     check_tensor,
 )
 from ..tasks.tokens import check_tokens
@@ -45,7 +46,9 @@ class TokenTransformerConfig:
     def __post_init__(self):
         for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head"):
             check_positive_int(name, getattr(self, name))
-        check_memory("vocab_size", self.vocab_size * self.n_embd, "vocab_size * n_embd")
+        check_memory(
+            "vocab_size, n_embd", self.vocab_size * self.n_embd, "vocab_size * n_embd"
+        )
         if not isinstance(self.mlp, bool):
             raise TypeError(f"mlp: expected a bool, got {type(self.mlp).__name__}")
         if self.n_embd % self.n_head:
@@ -60,7 +63,7 @@ class TokenTransformerConfig:
     def build(self, seed: int = 0) -> TokenTransformer:
         """A freshly initialised model of this shape (from the global seed, set to
         ``seed``)."""
-        torch.manual_seed(check_positive_int("seed", seed, minimum=0))
+        torch.manual_seed(check_seed("seed", seed))
         return TokenTransformer(self)
 
 

@@ -32,6 +32,8 @@ def numbers(
         ) from error
     if array.ndim != ndim:
         raise ValueError(f"{name}: expected {ndim}-D numbers, got shape {array.shape}")
+    if array.size == 0:  # nothing to draw
+        raise ValueError(f"{name}: expected at least one number, got none")
     if np.isinf(array).any() or (not nan and np.isnan(array).any()):
         raise ValueError(
             f"{name}: expected finite numbers{' or NaN' if nan else ''}, got "
@@ -59,10 +61,12 @@ def mapping(name: str, value) -> Mapping:
 
 
 def curves(name: str, value, length: int | None = None, **options) -> dict:
-    """A mapping name -> curve, each checked by :func:`numbers` (NaN allowed: a gap),
-    ``length`` points each when given."""
+    """A mapping name -> curve, at least one, each checked by :func:`numbers` (NaN
+    allowed: a gap), ``length`` points each when given."""
+    if not mapping(name, value):
+        raise ValueError(f"{name}: expected at least one curve, got none")
     out = {}
-    for key, curve in mapping(name, value).items():
+    for key, curve in value.items():
         array = numbers(f"{name}[{key!r}]", curve, nan=True, **options)
         if length is not None and array.shape[0] != length:
             raise ValueError(
@@ -74,12 +78,15 @@ def curves(name: str, value, length: int | None = None, **options) -> dict:
 
 
 def labels(name: str, value) -> list[str]:
-    """A sequence of labels (not a single string)."""
+    """A sequence of labels (not a single string), at least one."""
     if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
         raise TypeError(
             f"{name}: expected a sequence of labels, got {type(value).__name__}"
         )
-    return [str(label) for label in value]
+    out = [str(label) for label in value]
+    if not out:
+        raise ValueError(f"{name}: expected at least one label, got none")
+    return out
 
 
 def pool_size(size) -> float:

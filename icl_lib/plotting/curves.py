@@ -20,9 +20,8 @@ from .style import NEUTRAL, PALETTE, TRANSFORMER, color_for, learner_color
 
 def _pool_sizes(pool_sizes) -> np.ndarray:
     """Pool sizes ``M >= 1``; ``inf`` stands for an infinite pool (fresh tasks)."""
-    check_sequence("pool_sizes", pool_sizes, "numbers")
-    sizes = np.asarray([_in.pool_size(size) for size in pool_sizes], dtype=float)
-    return sizes
+    pool_sizes = check_sequence("pool_sizes", pool_sizes, "numbers", nonempty=True)
+    return np.asarray([_in.pool_size(size) for size in pool_sizes], dtype=float)
 
 
 def _axis(ax, figsize):
@@ -159,7 +158,9 @@ def training_curves(
     """Training loss (or any logged quantity) against step, one line per run:
     ``label -> {"step": [...], "loss": [...]}``. A run named after a learner keeps
     the learner's colour; ``styles``: label -> matplotlib line style."""
-    for label, curve in _in.mapping("curves", curves).items():
+    if not _in.mapping("curves", curves):
+        raise ValueError("curves: expected at least one training curve, got none")
+    for label, curve in curves.items():
         _in.mapping(f"curves[{label!r}]", curve)
     logy, styles = _in.flag("logy", logy), _in.optional_mapping("styles", styles)
     fig, ax = _axis(ax, (6.4, 3.6))
@@ -496,7 +497,7 @@ def recall_capacity(
         ("accuracy", accuracy),
     ):
         _in.curves(name, value)
-    if not (set(ratios) == set(guaranteed) == set(accuracy)) or not ratios:
+    if not (set(ratios) == set(guaranteed) == set(accuracy)):
         raise ValueError(
             "ratios, guaranteed, accuracy: expected the same key dimensions N, got "
             f"{sorted(ratios)}, {sorted(guaranteed)}, {sorted(accuracy)}"

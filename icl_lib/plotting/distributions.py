@@ -69,6 +69,11 @@ def predictive_band(
     ``truth`` is the noiseless ``<w, t u>``."""
     ts = _in.numbers("ts", ts)
     _in.curves("band", band, len(ts))
+    wanted = [
+        f"{name}_{s}" for name in ("model", "exact") for s in ("mean", "lo", "hi")
+    ]
+    if not set(wanted) <= set(band):
+        raise ValueError(f"band: expected the keys {wanted}, got {sorted(band)}")
     truth = _in.optional_like("truth", truth, "ts", ts)
     fig, ax = _axis(ax, (6.0, 3.8))
     for name, label, fill in (

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
+from .._checks import check_positive_int
 from . import _inputs as _in
 
 
@@ -136,13 +137,13 @@ def attention_map(rows, row_labels: Sequence[str], k: int, *, title: str = ""):
     """Mean attention of the query over the tokens ``x_1, y_1, ..., x_k, y_k, x_q``, a
     row per head."""
     row_labels = _in.labels("row_labels", row_labels)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k: expected an int >= 1 (demonstrations), got {k!r}")
+    check_positive_int("k", k)  # demonstrations
     rows = _in.numbers("rows", rows, ndim=2)
     cols = [f"{t}{i}" for i in range(1, k + 1) for t in ("x", "y")] + ["xq"]
     if rows.shape != (len(row_labels), 2 * k + 1):
         raise ValueError(
-            f"rows: expected shape {(len(row_labels), 2 * k + 1)}, got {rows.shape}"
+            f"rows: expected shape {(len(row_labels), 2 * k + 1)} to match row_labels "
+            f"and k, got {rows.shape}"
         )
     fig, ax = plt.subplots(figsize=(7.0, 0.6 + 0.28 * len(row_labels)))
     image = ax.imshow(rows, cmap="magma", aspect="auto")

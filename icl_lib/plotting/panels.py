@@ -108,7 +108,9 @@ def implicit_update_panels(
     """
     M = _in.numbers("delta_W", delta_W, ndim=2)
     truth = _in.optional_real("truth", truth)
-    for label, value in _in.mapping("outputs", outputs).items():
+    if not _in.mapping("outputs", outputs):
+        raise ValueError("outputs: expected at least one prediction, got none")
+    for label, value in outputs.items():
         _in.numbers(f"outputs[{label!r}]", [value])
     if M.ndim != 2:
         raise ValueError(

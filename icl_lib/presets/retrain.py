@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from .._checks import check_positive_int
+from .._checks import check_positive_int, check_sequence
 from ..training.checkpoints import checkpoint_paths, read_manifest, sha256
 from . import PRESETS
 
@@ -108,6 +108,7 @@ def retrain_stale(
         )
     if not isinstance(dry_run, bool):
         raise TypeError(f"dry_run: expected a bool, got {type(dry_run).__name__}")
+    check_sequence("exclude", exclude, "a sequence of preset names")
     unknown = [name for name in exclude if name not in PRESETS]
     if unknown:
         raise ValueError(f"exclude: expected preset names, got {unknown}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from .._checks import check_positive_int
+from .._checks import check_positive_int, check_sequence
 from ..analysis.curves import excess_error_curve
 from ..learners import ridge
 from ..models.gpt import TransformerConfig
@@ -113,6 +113,9 @@ def transfer_gap_curves(pool_sizes=POOL_SIZES, data_dir=None) -> dict[str, dict]
     (finite) pool sizes, against the number of training prompts:
     ``"M = ..." -> {"step": prompts, "loss": gap}`` (the layout of
     :func:`icl_lib.plotting.training_curves`)."""
+    pool_sizes = check_sequence(
+        "pool_sizes", pool_sizes, "a sequence of pool sizes", nonempty=True
+    )
     unknown = sorted(set(pool_sizes) - set(POOL_SIZES))
     if unknown:
         raise ValueError(f"pool_sizes: expected sizes from {POOL_SIZES}, got {unknown}")

@@ -30,7 +30,13 @@ from typing import ClassVar
 
 import torch
 
-from .._checks import check_positive_int, check_real, check_tensor, check_tensor_fields
+from .._checks import (
+    check_batch,
+    check_positive_int,
+    check_real,
+    check_tensor,
+    check_tensor_fields,
+)
 from ..prompts import PromptBatch
 from ..runtime import make_generator
 
@@ -99,7 +105,7 @@ class ClassWorld:
     labels: torch.Tensor  # (K,), the label of each class
 
     def __post_init__(self):
-        check_tensor("means", self.means, 2)
+        check_batch("means", check_tensor("means", self.means, 2))  # one class or more
         check_tensor("labels", self.labels, 1, floating=False)
         if self.labels.shape[0] != self.means.shape[0]:
             raise ValueError(

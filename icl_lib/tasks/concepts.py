@@ -11,8 +11,20 @@ from __future__ import annotations
 
 import torch
 
-from .._checks import check_dtype, check_ids, check_positive_int, check_real
+from .._checks import (
+    check_dtype,
+    check_ids,
+    check_positive_int,
+    check_real,
+    check_sequence,
+)
 from ..runtime import make_generator
+
+
+def _counts(ns) -> list[int]:
+    """``ns``: a non-empty sequence of demonstration counts, each >= 1."""
+    ns = check_sequence("ns", ns, "a sequence of demonstration counts", nonempty=True)
+    return [check_positive_int("ns[i]", n) for n in ns]
 
 
 class ConceptMixture:
@@ -103,30 +115,28 @@ class ConceptMixture:
     def n_classes(self) -> int:
         return self.emissions.shape[2]
 
-    def _check_prompts(self, inputs, labels=None, query=None) -> None:
+    def _check_prompts(self, inputs, labels, query) -> None:
         """Input symbols ``(B, n)``, their labels ``(B, n)`` and the query symbols
         ``(B,)``, each an index into its finite set."""
         check_ids("inputs", inputs, 2, self.n_inputs)
-        if labels is not None:
-            check_ids("labels", labels, 2, self.n_classes)
-            if labels.shape != inputs.shape:
-                raise ValueError(
-                    f"labels: expected shape {tuple(inputs.shape)} to match inputs, "
-                    f"got {tuple(labels.shape)}"
-                )
-        if query is not None:
-            check_ids("query", query, 1, self.n_inputs)
-            if query.shape[0] != inputs.shape[0]:
-                raise ValueError(
-                    f"query: expected {inputs.shape[0]} symbols to match inputs "
-                    f"(one per prompt), got {query.shape[0]}"
-                )
+        check_ids("labels", labels, 2, self.n_classes)
+        if labels.shape != inputs.shape:
+            raise ValueError(
+                f"labels: expected shape {tuple(inputs.shape)} to match inputs, "
+                f"got {tuple(labels.shape)}"
+            )
+        check_ids("query", query, 1, self.n_inputs)
+        if query.shape[0] != inputs.shape[0]:
+            raise ValueError(
+                f"query: expected {inputs.shape[0]} symbols to match inputs "
+                f"(one per prompt), got {query.shape[0]}"
+            )
 
     def label_probs(self, concepts: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
         """``P(y | x, theta)`` for concepts ``(B,)`` and input symbols ``(B, N)``:
         ``(B, N, C)``."""
         check_ids("concepts", concepts, 1, self.n_concepts)
-        self._check_prompts(inputs)
+        check_ids("inputs", inputs, 2, self.n_inputs)
         if inputs.shape[0] != concepts.shape[0]:
             raise ValueError(
                 f"inputs: expected {concepts.shape[0]} prompts to match concepts, got "
@@ -217,7 +227,7 @@ class ConceptMixture:
         labels, and the fraction of prompts where their most likely labels agree.
         Returns ``(gaps, agreement)``.
         """
-        ns = [check_positive_int("ns[i]", n) for n in ns]
+        ns = _counts(ns)
         concepts, inputs, labels = self.sample(batch_size, max(ns) + 1, seed=seed)
         query = inputs[:, -1]
         gaps, agreement = [], []
@@ -240,7 +250,7 @@ class ConceptMixture:
         distance to the Bayes predictive and the fraction of prompts where the most
         likely labels agree.
         """
-        ns = [check_positive_int("ns[i]", n) for n in ns]
+        ns = _counts(ns)
         concepts, inputs, labels = self.sample(batch_size, max(ns) + 1, seed=seed)
         query = inputs[:, -1]
         prior = (
@@ -282,7 +292,7 @@ class ConceptMixture:
         The prompts are those of :func:`kernel_gap` with the same ``batch_size`` and
         ``seed``; the distance shrinks as the posterior concentrates on ``theta*``.
         """
-        ns = [check_positive_int("ns[i]", n) for n in ns]
+        ns = _counts(ns)
         concepts, inputs, labels = self.sample(batch_size, max(ns) + 1, seed=seed)
         query = inputs[:, -1]
         truth = self.label_probs(concepts, query.unsqueeze(1)).squeeze(1)  # (B, C)

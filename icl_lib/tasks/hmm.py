@@ -97,6 +97,7 @@ class ConceptPromptBatch(TokenBatch):
         _check_positions(
             self.output_positions, self.tokens.shape[1], "output_positions"
         )
+        check_batch("output_positions", self.output_positions)  # the test example
         check_tensor("start_properties", self.start_properties, 1, floating=False)
         if self.start_properties.shape[0] != self.tokens.shape[0]:
             raise ValueError(
@@ -151,12 +152,13 @@ def forward_filter(
         ``(log_evidence (B, C, P), next_probs (B, C, P, V))``.
     """
     check_finite("transition", check_tensor("transition", transition, 3))
-    check_finite("emission", check_tensor("emission", emission, 3))
+    emission = check_batch("emission", check_tensor("emission", emission, 3))
+    check_finite("emission", emission)
     C, H, V = emission.shape
     if tuple(transition.shape) != (C, H, H):
         raise ValueError(
-            f"transition: expected shape (C, H, H) = {(C, H, H)}, got "
-            f"{tuple(transition.shape)}"
+            f"transition: expected shape (C, H, H) = {(C, H, H)} to match emission, "
+            f"got {tuple(transition.shape)}"
         )
     check_tokens(tokens, V)
     B, T = tokens.shape

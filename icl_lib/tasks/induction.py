@@ -123,7 +123,7 @@ def repeated_segment_tokens(
     """
     check_positive_int("batch_size", batch_size)
     check_positive_int("length", length, minimum=2)
-    check_memory("batch_size", batch_size * length, "batch_size * length")
+    check_memory("batch_size, length", batch_size * length, "batch_size * length")
     _check_vocab(vocab_size)
     check_positive_int("min_period", min_period)
     check_positive_int("max_period", max_period)

@@ -67,7 +67,7 @@ def associative_recall(
     Q = check_positive_int("n_queries", n_queries)
     check_positive_int("n_keys", n_keys)
     check_positive_int("n_values", n_values)
-    check_memory("batch_size", B * n_keys, "batch_size * n_keys")
+    check_memory("batch_size, n_keys", B * n_keys, "batch_size * n_keys")
     if P > n_keys:
         raise ValueError(
             f"n_pairs: expected at most n_keys = {n_keys} (keys are distinct), got {P}"

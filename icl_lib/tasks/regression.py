@@ -51,8 +51,8 @@ class RegressionBatch(PromptBatch):
         check_tensor("w", self.w, 2)
         if tuple(self.w.shape) != (B, d):
             raise ValueError(
-                f"w: expected one task vector per prompt, shape (B, d) = {(B, d)}, got "
-                f"{tuple(self.w.shape)}"
+                f"w: expected one task vector per prompt, shape (B, d) = {(B, d)} to "
+                f"match xs, got {tuple(self.w.shape)}"
             )
         self._check_noise_std()
 
@@ -210,7 +210,7 @@ class TaskPool:
     ):
         check_positive_int("n_tasks", n_tasks)
         check_positive_int("dim", dim)
-        check_memory("n_tasks", n_tasks * dim, "n_tasks * dim")
+        check_memory("n_tasks, dim", n_tasks * dim, "n_tasks * dim")
         check_dtype("dtype", dtype)
         self.weights = torch.randn(
             n_tasks, dim, generator=make_generator(seed), dtype=dtype

@@ -59,6 +59,10 @@ def psd_projection(cov: torch.Tensor) -> torch.Tensor:
     positive definite kernel on the sphere: its Gram matrices have negative eigenvalues.
     """
     check_finite("cov", check_batch("cov", check_tensor("cov", cov, 3)))
+    if cov.shape[1] != cov.shape[2]:
+        raise ValueError(
+            f"cov: expected square matrices (B, n, n), got shape {tuple(cov.shape)}"
+        )
     evals, evecs = torch.linalg.eigh(cov)
     return (evecs * evals.clamp(min=0).unsqueeze(-2)) @ evecs.transpose(-1, -2)
 
@@ -167,6 +171,14 @@ class ClassificationBatch(PromptBatch):
     holds ``f(x_i)``."""
 
     latent: torch.Tensor  # (B, n), the Gaussian-process values whose sign is the label
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.latent.shape != self.ys.shape:
+            raise ValueError(
+                f"latent: expected shape {tuple(self.ys.shape)} to match ys, got "
+                f"{tuple(self.latent.shape)}"
+            )
 
 
 def sphere_classification(

@@ -71,20 +71,24 @@ class TokenBatch:
         return dataclasses.replace(self, **moved)
 
 
-def check_tokens(tokens, vocab_size: int | None = None) -> torch.Tensor:
+def check_tokens(
+    tokens, vocab_size: int | None = None, name: str = "tokens"
+) -> torch.Tensor:
     """Check token sequences ``(B, T)``: int64, ``T >= 1``, values in
-    ``[0, vocab_size)`` (when given)."""
-    check_batch("tokens", check_tensor("tokens", tokens, 2, floating=False))
+    ``[0, vocab_size)`` (when given). ``name`` is the argument an error names."""
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected the argument's name (str), got {name!r}")
+    check_batch(name, check_tensor(name, tokens, 2, floating=False))
     if vocab_size is not None:
         check_positive_int("vocab_size", vocab_size)
     if tokens.dtype != torch.int64:
-        raise TypeError(f"tokens: expected dtype torch.int64, got {tokens.dtype}")
+        raise TypeError(f"{name}: expected dtype torch.int64, got {tokens.dtype}")
     if tokens.shape[1] == 0:
-        raise ValueError("tokens: expected at least one token per sequence, got 0")
+        raise ValueError(f"{name}: expected at least one token per sequence, got 0")
     if tokens.numel():
         low, high = tokens.min().item(), tokens.max().item()
         top = vocab_size if vocab_size is not None else float("inf")
         if low < 0 or high >= top:  # token ids are never negative
             expected = f"in [0, {vocab_size})" if vocab_size is not None else ">= 0"
-            raise ValueError(f"tokens: expected values {expected}, got [{low}, {high}]")
+            raise ValueError(f"{name}: expected values {expected}, got [{low}, {high}]")
     return tokens

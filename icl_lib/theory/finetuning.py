@@ -36,13 +36,20 @@ _SLOPES = {  # derivatives of the activations of icl_lib.models.contextual
 }
 
 
-def _check_passes(epochs) -> list[int]:
-    """``epochs`` as a sorted list of distinct pass counts (an int or a sequence)."""
-    passes = [epochs] if isinstance(epochs, int) else list(epochs)
-    if not passes:
-        raise ValueError("epochs: expected a positive int or a non-empty sequence")
+def _check_passes(epochs, *, sort: bool = False) -> list[int]:
+    """``epochs`` as a sorted list of distinct pass counts (an int or a sequence,
+    increasing unless ``sort``)."""
+    passes = (
+        [epochs]
+        if isinstance(epochs, int)
+        else check_sequence(
+            "epochs", epochs, "a positive int or a sequence of them", nonempty=True
+        )
+    )
     for ep in passes:
         check_positive_int("epochs", ep)
+    if sort:
+        passes = sorted(set(passes))
     if sorted(set(passes)) != passes:
         raise ValueError(
             f"epochs: expected increasing, distinct pass counts, got {passes!r}"
@@ -64,7 +71,7 @@ def _check_examples(block, xs, ys, x_test) -> tuple[int, int, int]:
         )
     if x_test.shape[0] != B or x_test.shape[2] != d:
         raise ValueError(
-            f"x_test: expected shape (B, Q, d) with B = {B}, d = {d}, got "
+            f"x_test: expected shape (B, Q, d) with B = {B}, d = {d} to match xs, got "
             f"{tuple(x_test.shape)}"
         )
     for name, value in (("xs", xs), ("ys", ys), ("x_test", x_test)):
@@ -339,10 +346,12 @@ def finetuning_grid(
     sizes). One run per step size serves every pass count: the run to
     ``max(epochs)`` passes is recorded after each count in ``epochs``.
     """
-    passes = _check_passes(sorted(set(epochs)))
+    passes = _check_passes(epochs, sort=True)
     lrs = [
         check_real(f"lrs[{i}]", lr, minimum=0.0, strict=True)
-        for i, lr in enumerate(check_sequence("lrs", lrs, "a sequence of numbers"))
+        for i, lr in enumerate(
+            check_sequence("lrs", lrs, "a sequence of numbers", nonempty=True)
+        )
     ]
     grid = {}
     for lr in lrs:

@@ -30,6 +30,7 @@ from .._checks import (
     check_float_tensor,
     check_positive_int,
     check_real,
+    check_seed,
     check_sequence,
     check_tensor,
 )
@@ -186,6 +187,12 @@ def best_multiple_population_loss(
     check_tensor("direction", direction, 2)
     if not torch.isfinite(direction).all() or not direction.abs().sum() > 0:
         raise ValueError("direction: expected a finite, nonzero matrix")
+    check_tensor("cov", cov, 2)
+    if direction.shape != cov.shape:  # before the loss names it precond
+        raise ValueError(
+            f"direction: expected the shape of cov {tuple(cov.shape)}, got "
+            f"{tuple(direction.shape)}"
+        )
     zero = torch.zeros_like(direction)
     trace = float(preconditioned_gd_population_loss(zero, cov, n_context))
     at_one = float(preconditioned_gd_population_loss(direction, cov, n_context))
@@ -240,7 +247,7 @@ def ahn_covariance(
         ],
         dtype=dtype,
     )
-    check_positive_int("seed", seed, minimum=0)
+    check_seed("seed", seed)
     d = values.shape[0]
     q, r = torch.linalg.qr(
         torch.randn(d, d, generator=torch.Generator().manual_seed(seed), dtype=dtype)

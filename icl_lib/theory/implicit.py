@@ -43,7 +43,9 @@ def _check_regression_batch(batch) -> None:
         raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
 
 
-def absorbed_mask(absorbed, n: int) -> torch.Tensor:
+def absorbed_mask(
+    absorbed: Sequence[int] | torch.Tensor | None, n: int
+) -> torch.Tensor:
     """A boolean mask ``(n,)`` from ``absorbed``: None (the whole context), indices, or
     a bool tensor ``(n,)``."""
     check_positive_int("n", n, minimum=0)
@@ -73,7 +75,9 @@ def absorbed_mask(absorbed, n: int) -> torch.Tensor:
     return mask
 
 
-def remove_tokens(context: torch.Tensor, absorbed) -> torch.Tensor:
+def remove_tokens(
+    context: torch.Tensor, absorbed: Sequence[int] | torch.Tensor | None
+) -> torch.Tensor:
     """``C \\ Y``: the context without the absorbed tokens, order kept,
     ``(B, n - |Y|, D)``."""
     check_finite("context", check_batch("context", check_tensor("context", context, 3)))
@@ -108,7 +112,7 @@ def rank_one(
     B, m = delta.shape
     if W.shape[-1] != m or (W.ndim == 3 and W.shape[0] != B):
         raise ValueError(
-            f"W: expected shape (h, {m}) or ({B}, h, {m}) to act on delta (B, m) = "
+            f"W: expected shape (h, {m}) or ({B}, h, {m}) to match delta (B, m) = "
             f"{(B, m)}, got {tuple(W.shape)}"
         )
     if tuple(anchor.shape) != (B, m):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_module, check_positive_int
+from .._checks import check_module, check_positive_int, check_seed
 from ..analysis.bursty import bursty_attention_scores, query_accuracy, query_loss
 from ..tasks.bursty import BurstyBatch, bursty_sequences
 from .samplers import StationarySampler
@@ -48,7 +48,7 @@ class BurstySequences(StationarySampler):
 
     def __post_init__(self):
         check_positive_int("monitor_size", self.monitor_size)
-        check_positive_int("monitor_seed", self.monitor_seed, minimum=0)
+        check_seed("monitor_seed", self.monitor_seed)
         self.draw(1, 0)  # checks the task parameters
 
     def _sequences(self, batch_size, seed, **override) -> BurstyBatch:

@@ -5,9 +5,11 @@ the keys :data:`MANIFEST_KEYS`: the preset that made it, seed, steps, training c
 metrics, parameter count, environment, the parent checkpoint's hash for a warm start,
 the sha256 of the weights, and ``manifest_sha256``, the sha256 of every other field
 (the weights' hash included): one hash that covers the weights and every number a
-chapter reads from the manifest. Loading checks both hashes, that the weights are
-finite, and the preset; a malformed manifest, a lone half of a pair or a damaged file
-is refused with an error that names the file.
+chapter reads from the manifest. Loading checks both hashes, the preset and every
+field that repeats it, the weights' file name, dtypes and parameter count, and that
+the weights are finite (a manifest rewritten through :func:`write_manifest` passes its
+hash); a malformed manifest, a lone half of a pair or a damaged file is refused with an
+error that names the file.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from .._checks import check_module
@@ -67,21 +70,17 @@ def checkpoint_paths(name: str, data_dir=None) -> tuple[Path, Path]:
 def manifest_digest(manifest: dict) -> str:
     """The sha256 of every manifest field but ``manifest_sha256``, as canonical JSON
     (sorted keys): what ``manifest_sha256`` records."""
-    _check_manifest_type(manifest)
-    fields = {key: manifest.get(key) for key in MANIFEST_KEYS[:-1]}
+    _check_manifest(manifest)
+    fields = {key: manifest[key] for key in MANIFEST_KEYS[:-1]}
     canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _check_manifest_type(manifest) -> None:
+def _check_manifest(manifest) -> None:
+    """A manifest: a dict with every key of :data:`MANIFEST_KEYS` (``manifest_sha256``
+    may be left out: it is computed) and no other."""
     if not isinstance(manifest, dict):
         raise TypeError(f"manifest: expected a dict, got {type(manifest).__name__}")
-
-
-def write_manifest(manifest: dict, data_dir=None) -> Path:
-    """Write ``manifest`` (every key of :data:`MANIFEST_KEYS` but the last, which is
-    computed here) as JSON."""
-    _check_manifest_type(manifest)
     missing = [key for key in MANIFEST_KEYS[:-1] if key not in manifest]
     extra = [key for key in manifest if key not in MANIFEST_KEYS]
     if missing or extra:
@@ -89,6 +88,12 @@ def write_manifest(manifest: dict, data_dir=None) -> Path:
             f"manifest: expected the keys {MANIFEST_KEYS}, missing {missing}, extra "
             f"{extra}"
         )
+
+
+def write_manifest(manifest: dict, data_dir=None) -> Path:
+    """Write ``manifest`` (every key of :data:`MANIFEST_KEYS` but the last, which is
+    computed here) as JSON."""
+    _check_manifest(manifest)
     _, meta = checkpoint_paths(manifest["name"], data_dir)
     ordered = {key: manifest[key] for key in MANIFEST_KEYS[:-1]}
     ordered["manifest_sha256"] = manifest_digest(ordered)
@@ -100,7 +105,7 @@ def save_checkpoint(model: torch.nn.Module, manifest: dict, data_dir=None) -> Pa
     """Write the weights and the manifest (``weights``, ``sha256`` and
     ``manifest_sha256`` filled in); returns the weights' path."""
     check_module("model", model)
-    _check_manifest_type(manifest)
+    _check_manifest(manifest)
     weights, _ = checkpoint_paths(manifest["name"], data_dir)
     weights.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
@@ -156,6 +161,19 @@ def read_manifest(name: str, data_dir=None) -> dict:
     return manifest
 
 
+def _init_matches(init, parent) -> bool:
+    """Whether a manifest's ``init_from`` records the preset's parent: None for a
+    fresh start (``parent`` empty), else ``{"preset": parent, "sha256": hex}``."""
+    if not parent:
+        return init is None
+    return (
+        isinstance(init, dict)
+        and init.keys() == {"preset", "sha256"}
+        and init["preset"] == parent
+        and isinstance(init["sha256"], str)
+    )
+
+
 def load_weights(
     model: torch.nn.Module, name: str, expected_preset: dict, data_dir=None
 ) -> dict:
@@ -164,7 +182,11 @@ def load_weights(
 
     ``expected_preset`` is the preset's ``to_dict()``. Weights that do not match the
     manifest's ``sha256``, a manifest edited since it was written (``manifest_sha256``),
-    a manifest written by another preset, or non-finite weights raise ``ValueError``
+    a manifest written by another preset or whose ``name``, ``chapter``,
+    ``description``, ``seed``, ``steps`` or ``init_from`` disagree with it, a
+    ``weights`` entry naming another file, weights that are not a safetensors file,
+    whose dtype is not the model's (a float16 file would be cast up silently), that do
+    not fit the model or its ``n_params``, or that are not finite raise ``ValueError``
     naming the file. Returns the manifest.
     """
     manifest = read_manifest(name, data_dir)
@@ -177,12 +199,42 @@ def load_weights(
             f"{meta}: its fields were edited after it was written (manifest_sha256 "
             f"differs); restore it with git or {retrain}"
         )
-    if manifest["preset"] != json.loads(json.dumps(expected_preset)):
+    expected = json.loads(json.dumps(expected_preset))
+    if manifest["preset"] != expected:
         raise ValueError(
             f"{meta}: its preset differs from the registry's {name!r}; {retrain}"
         )
-    state = load_file(str(weights))
+    # the fields that repeat the preset's (a chapter reads them) must be the preset's
+    for key in ("name", "chapter", "description", "seed", "steps"):
+        if manifest[key] != expected.get(key):
+            raise ValueError(
+                f"{meta}: its {key} {manifest[key]!r} differs from the preset's "
+                f"{expected.get(key)!r}; {retrain}"
+            )
+    parent, init = expected.get("init_from"), manifest["init_from"]
+    if not _init_matches(init, parent):
+        raise ValueError(
+            f"{meta}: its init_from {init!r} differs from the preset's parent "
+            f"{parent!r} (None, or {{'preset', 'sha256'}}); {retrain}"
+        )
+    if manifest["weights"] != weights.name:
+        raise ValueError(
+            f"{meta}: its weights are {manifest['weights']!r}, not {weights.name!r}; "
+            f"{retrain}"
+        )
+    try:
+        state = load_file(str(weights))
+    except SafetensorError as error:
+        raise ValueError(
+            f"{weights}: not a safetensors file ({error}); {retrain}"
+        ) from error
+    own = model.state_dict()
     for key, value in state.items():
+        if key in own and value.dtype != own[key].dtype:
+            raise ValueError(
+                f"{weights}: weight {key!r} is {value.dtype}, the model's is "
+                f"{own[key].dtype} (loading would cast it silently); {retrain}"
+            )
         if value.is_floating_point() and not bool(torch.isfinite(value).all()):
             raise ValueError(f"{weights}: weight {key!r} is not finite; {retrain}")
     try:
@@ -191,4 +243,10 @@ def load_weights(
         raise ValueError(
             f"{weights}: the weights do not fit the preset's model ({error}); {retrain}"
         ) from error
+    n_params = sum(p.numel() for p in model.parameters())
+    if manifest["n_params"] != n_params:
+        raise ValueError(
+            f"{meta}: its n_params {manifest['n_params']!r} differs from the model's "
+            f"{n_params}; {retrain}"
+        )
     return manifest

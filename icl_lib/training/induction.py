@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .._checks import check_module, check_positive_int
+from .._checks import check_module, check_positive_int, check_seed
 from ..analysis.induction import head_scores, repeat_losses, token_losses
 from ..tasks.induction import (
     RepeatedTokensBatch,
@@ -50,7 +50,7 @@ class RepeatedSegmentDocuments(StationarySampler):
     def __post_init__(self):
         for name in ("monitor_size", "probe_size", "probe_tokens", "probe_repeats"):
             check_positive_int(name, getattr(self, name))
-        check_positive_int("monitor_seed", self.monitor_seed, minimum=0)
+        check_seed("monitor_seed", self.monitor_seed)
         self.draw(1, 0)  # checks the sizes
         repeated_random_tokens(
             1, self.probe_tokens, self.probe_repeats, self.vocab_size, seed=0

@@ -109,6 +109,7 @@ def fit(
     check_positive_int("save_every", save_every)  # also where save_state is None
     check_positive_int("steps", steps)
     check_positive_int("log_every", log_every)
+    check_positive_int("warmup_steps", warmup_steps, minimum=0)  # 0 (falsy) or not
     lr = check_real("lr", lr, minimum=0.0, strict=True)
     if grad_clip is not None:
         check_real("grad_clip", grad_clip, minimum=0.0, strict=True)

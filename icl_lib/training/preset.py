@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from .._checks import check_bool, check_positive_int, check_real
+from .._checks import check_bool, check_positive_int, check_real, check_seed
 from ..analysis.curves import accuracy_curve, error_curve, excess_error_curve, logged
 from .checkpoints import MANIFEST_KEYS
 from .loop import fit
@@ -65,7 +65,7 @@ class Preset:
         for name in ("steps", "batch_size", "log_every", "eval_size"):
             check_positive_int(name, getattr(self, name))
         check_positive_int("warmup_steps", self.warmup_steps, minimum=0)
-        check_positive_int("seed", self.seed, minimum=0)
+        check_seed("seed", self.seed)
         check_real("lr", self.lr, minimum=0.0, strict=True)
         for name in ("name", "chapter", "description", "init_from"):
             if not isinstance(getattr(self, name), str):
@@ -288,7 +288,7 @@ def loss_change_last_fifth(curve: dict) -> float | None:
     descending). ``None`` for a curve of fewer than 10 points."""
     if not isinstance(curve, dict):
         raise TypeError(f"curve: expected a dict, got {type(curve).__name__}")
-    if not curve.get("step"):
+    if curve.get("step") == []:  # a run too short to log
         return None
     _, losses = logged(curve, "loss")  # increasing steps, finite losses
     n = len(losses)

@@ -14,7 +14,13 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from .._checks import check_instance, check_module, check_positive_int, check_real
+from .._checks import (
+    check_instance,
+    check_model,
+    check_positive_int,
+    check_real,
+    check_seed,
+)
 from ..analysis.curves import error_curve
 from ..kernels import KERNELS
 from ..prompts import PromptBatch
@@ -127,7 +133,7 @@ class MonitoredSampler(StationarySampler):
         """What the training curve records at a logged step: ``error_at_k{k}``, the
         model's error / d at each context size of ``monitor_ks`` on
         :meth:`monitor_batch`."""
-        check_module("model", model)
+        check_model("model", model, "parameters", "predict")
         if not self.monitor_ks:
             return {}
         if "_fixed" not in self.__dict__:  # drawn once, not at every logged step
@@ -193,7 +199,7 @@ class RegressionPrompts(Sampler):
         """What the training curve records at a logged step: ``error_at_k{k}``, the
         model's error / d at each context size of ``monitor_ks`` on
         ``MONITOR_PROMPTS`` fixed prompts of the final size (seed ``MONITOR_SEED``)."""
-        check_module("model", model)
+        check_model("model", model, "parameters", "predict")
         if not self.monitor_ks:
             return {}
         if "_fixed" not in self.__dict__:  # drawn once, not at every logged step
@@ -269,7 +275,7 @@ class GPRegressionPrompts(Sampler):
             raise ValueError(f"kernel: expected one of {KERNELS}, got {self.kernel!r}")
         check_real("noise_std", self.noise_std, minimum=0.0)
         check_positive_int("train_size", self.train_size)
-        check_positive_int("train_seed", self.train_seed, minimum=0)
+        check_seed("train_seed", self.train_seed)
 
     def _draw(self, size: int, seed) -> PromptBatch:
         return gp_regression(
@@ -361,7 +367,7 @@ class TaskPoolPrompts(Sampler):
         check_real("noise_std", self.noise_std, minimum=0.0)
         if self.n_tasks is not None:
             check_positive_int("n_tasks", self.n_tasks)
-        check_positive_int("pool_seed", self.pool_seed, minimum=0)
+        check_seed("pool_seed", self.pool_seed)
 
     def pool(self) -> TaskPool | None:
         """The pool of task vectors (``None`` for an infinite pool)."""
@@ -484,7 +490,7 @@ class NoiseMixturePrompts(StationarySampler):
         """What the training curve records at a logged step: ``error_at_k{k}_sigma{s}``,
         the model's error / d at each context size of ``monitor_ks`` on the fixed
         prompts of each noise level ``s`` (:meth:`monitor_batch`)."""
-        check_module("model", model)
+        check_model("model", model, "parameters", "predict")
         if not self.monitor_ks:
             return {}
         if "_fixed" not in self.__dict__:  # drawn once, not at every logged step
