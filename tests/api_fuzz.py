@@ -958,6 +958,13 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "errors": lambda: torch.rand(3, 2, generator=_gen()) + 0.5,  # (members, kinds)
         "reference": lambda: torch.rand(2, generator=_gen()) + 0.2,
     },
+    "icl_lib.analysis.selection.refined_minimax_ridge": {
+        "batch": lambda: _task("noise_mixture_regression", 16, 6, 3, (0.1, 1.0)),
+        "groups": lambda: torch.arange(16) % 2,
+        "k": lambda: 3,
+        "reference": lambda: torch.tensor([0.2, 0.5]),
+        "lams": lambda: [0.0, 0.1, 1.0],
+    },
     "icl_lib.analysis.selection.decisive_group": {
         "ratio": lambda: torch.tensor([1.2, 0.9]),
         "se": lambda: torch.tensor([0.05, 0.1]),

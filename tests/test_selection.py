@@ -21,6 +21,7 @@ from icl_lib.analysis.selection import (
     noise_sweep,
     probe_accuracy,
     probe_by_layer,
+    refined_minimax_ridge,
     residual_features,
     ridge_path_errors,
     squared_errors,
@@ -778,3 +779,40 @@ def test_empty_groups_choices_and_families_are_refused_by_name():
             probe_by_layer(model, batch, labels, ks)
         with pytest.raises((TypeError, ValueError), match="^ks: expected"):
             grouped_squared_errors({"ridge": ridge}, batch, torch.zeros(8).long(), ks)
+
+
+def test_refined_minimax_ridge_finds_the_grid_minimum_between_neighbours():
+    """The refined c* is no worse than the coarse grid's, and matches a brute-force
+    search on a fine grid to the fine grid's resolution; the returned errors are
+    those of the returned penalty."""
+    batch = noise_mixture_regression(512, 12, 4, (0.1, 1.0), seed=3, dtype=F64)
+    groups, k = batch.component, 6
+    reference = torch.stack(
+        [
+            ridge_path_errors(batch, [k], [s**2])[0, groups == g, 0].mean() / batch.dim
+            for g, s in enumerate((0.1, 1.0))
+        ]
+    )
+    lams = [0.0, *np.logspace(-3, 1, 9).tolist()]
+
+    def worst(penalties):
+        errors = ridge_path_errors(batch, [k], penalties)[..., 0] / batch.dim
+        means = torch.stack([errors[:, groups == g].mean(1) for g in (0, 1)], 1)
+        return minimax_ratio(means, reference)[0]
+
+    c, lam, errors = refined_minimax_ridge(batch, groups, k, reference, lams)
+    assert c <= worst(lams) + 1e-12
+    assert c == pytest.approx(worst(np.linspace(1e-3, 10, 2001).tolist()), rel=1e-3)
+    again = ridge_path_errors(batch, [k], [lam])[0, :, 0] / batch.dim
+    for g in (0, 1):
+        torch.testing.assert_close(errors[g], again[groups == g])
+    coarse = ridge_path_errors(batch, [k], lams)[..., 0] / batch.dim
+    assert (
+        refined_minimax_ridge(batch, groups, k, reference, lams, coarse=coarse)[0] == c
+    )
+    with pytest.raises(ValueError, match="coarse: expected"):
+        refined_minimax_ridge(batch, groups, k, reference, lams, coarse=coarse[:2])
+    with pytest.raises(ValueError, match="groups: expected prompts of every kind"):
+        refined_minimax_ridge(batch, torch.zeros_like(groups), k, reference, lams)
+    with pytest.raises(TypeError, match="lams: expected a list"):
+        refined_minimax_ridge(batch, groups, k, reference, [0.1])

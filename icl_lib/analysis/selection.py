@@ -588,6 +588,83 @@ def minimax_ratio(
     return worst[p_star].item(), p_star, worst
 
 
+def refined_minimax_ridge(
+    batch: PromptBatch,
+    groups: torch.Tensor,
+    k: int,
+    reference: torch.Tensor,
+    lams: Sequence[float],
+    *,
+    coarse: torch.Tensor | None = None,
+    points: int = 41,
+) -> tuple[float, float, list[torch.Tensor]]:
+    """The one-penalty ridge whose worse kind of prompt fares best against
+    ``reference``, at context size ``k``: :func:`minimax_ratio` over the penalties
+    ``lams``, then again on ``points`` penalties evenly spaced between the best one's
+    neighbours (the worse kind's ratio is quasi-convex in the penalty, so the grid's
+    best point brackets the minimum).
+
+    Args:
+        batch: ``B`` prompts; ``groups``: ``(B,)`` the kind ``0..G-1`` of each.
+        reference: ``(G,)`` mean error / d of the reference on each kind.
+        lams: the coarse grid, increasing; ``coarse``: its per-prompt errors / d,
+            ``(len(lams), B)``, where already computed.
+
+    Returns ``(c_star, lam, errors)``: ``c*``, the refined penalty, and its per-prompt
+    error / d on each kind (a list of ``G`` tensors).
+    """
+    if not isinstance(batch, PromptBatch):
+        raise TypeError(f"batch: expected a PromptBatch, got {type(batch).__name__}")
+    check_tensor("groups", groups, 1, floating=False)
+    if groups.shape[0] != batch.batch_size:
+        raise ValueError(
+            f"groups: expected one kind per prompt ({batch.batch_size}) to match "
+            f"batch, got {groups.shape[0]}"
+        )
+    k = check_positive_int("k", k, minimum=0)
+    if k >= batch.n_points:
+        raise ValueError(
+            f"k: expected a context size in 0..{batch.n_points - 1}, got {k}"
+        )
+    check_tensor("reference", reference, 1)
+    kinds = range(reference.shape[0])
+    if not kinds:
+        raise ValueError("reference: expected a mean error for at least one kind")
+    if not all(bool((groups == g).any()) for g in kinds):
+        raise ValueError(
+            f"groups: expected prompts of every kind 0..{len(kinds) - 1} (one per "
+            f"entry of reference), got kinds {sorted(set(groups.tolist()))}"
+        )
+    points = check_positive_int("points", points, minimum=3)
+    if not isinstance(lams, (list, tuple)) or len(lams) < 2:
+        raise TypeError(f"lams: expected a list of at least 2 penalties, got {lams!r}")
+
+    def errors_of(penalties):
+        return ridge_path_errors(batch, [k], list(penalties))[..., 0] / batch.dim
+
+    def best(errors):  # (P, B) -> c*, its index, its errors on each kind
+        means = torch.stack([errors[:, groups == g].mean(1) for g in kinds], 1)
+        c, p, _ = minimax_ratio(means, reference)
+        return c, p, [errors[p, groups == g] for g in kinds]
+
+    if coarse is None:
+        coarse = errors_of(lams)
+    elif not torch.is_tensor(coarse) or tuple(coarse.shape) != (
+        len(lams),
+        batch.batch_size,
+    ):
+        raise ValueError(
+            f"coarse: expected a tensor of ({len(lams)}, {batch.batch_size}) errors to "
+            f"match lams and batch, got "
+            f"{getattr(coarse, 'shape', type(coarse).__name__)}"
+        )
+    p = best(coarse)[1]
+    lo, hi = float(lams[max(p - 1, 0)]), float(lams[min(p + 1, len(lams) - 1)])
+    fine = torch.linspace(lo, hi, points, dtype=torch.float64)
+    c, q, errors = best(errors_of(fine.tolist()))
+    return c, fine[q].item(), errors
+
+
 def decisive_group(ratio: torch.Tensor, se: torch.Tensor, mark: float) -> int:
     """The kind of prompt that decides a joint claim ``ratio[g] <= mark`` for every
     ``g``: the one whose ratio lies furthest above the mark, or least far below it, in
