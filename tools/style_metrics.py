@@ -2,6 +2,13 @@
 
     python tools/style_metrics.py chapters/02_gd_theory.md [more chapters]
     python tools/style_metrics.py --rev HEAD~3 chapters/02_gd_theory.md  # older
+    python tools/style_metrics.py --lecture chapters/*_*.md  # the lecture issues' table
+
+With ``--lecture`` it measures the lecture alone, from the top of the chapter to
+``## What this chapter checked``, against the lecture issues' targets: words, computed
+numbers (glued numbers and typed decimals) per 1000 words, the longest stretch without
+a figure, ledger words (the scoring vocabulary that belongs after the lecture) and the
+visible code cells.
 
 For each MyST chapter it reports
 
@@ -16,7 +23,13 @@ For each MyST chapter it reports
   counted: the house style asks for both;
 * ``no figure``: the longest run of main-path words between two figures (a code
   cell that shows a plot, or an image);
-* ``long``: the share of main-path sentences over 40 words.
+* ``long``: the share of main-path sentences over 40 words;
+* ``ledger`` (``--lecture``): ledger words on the main path: goal, pass, miss,
+  undecided, mark, standard error, claim, verdict, ledger, in any inflection, typed or
+  carried by a glued value whose name says it is a verdict (``..._verdict``); "forward
+  pass" and "passes over the data" are the field's words, not the ledger's;
+* ``decimals`` (``--lecture``): typed decimals in main-path prose outside tables and
+  math, counted with the glued numbers.
 """
 
 from __future__ import annotations
@@ -27,6 +40,13 @@ import statistics
 import subprocess
 from pathlib import Path
 
+LECTURE_END = "## What this chapter checked"
+LEDGER_WORDS = re.compile(
+    r"\b(goals?|(?<!forward )(?<!backward )(?<!one )(?<!single )(?<!each )(?<!every )"
+    r"pass(?:es|ed|ing)?(?! over)(?! through)|miss(?:es|ed|ing)?|undecided|marks?|"
+    r"standard errors?|claims?|claimed|verdicts?|ledgers?)\b",
+    re.I,
+)
 HIDDEN = ("remove-input", "remove-cell", "hide-input", "hide-cell")
 SKIPPED = ("exercise", "solution", "dropdown")
 
@@ -73,8 +93,28 @@ def _shows_figure(code: str) -> bool:
     return "plt.show()" in code or "fig = " in code
 
 
+def lecture(text: str) -> str:
+    """The chapter up to ``## What this chapter checked`` (all of it if it has none)."""
+    end = text.find("\n" + LECTURE_END)
+    return text if end < 0 else text[: end + 1]
+
+
+def _ledger_words(prose: str) -> int:
+    prose = re.sub(r"\$[^$\n]+\$", " ", prose)
+    glued = len(re.findall(r"\{glue:text\}`[^`]*verdict[^`]*`", prose))
+    prose = re.sub(r"\{[\w:-]+\}`[^`]*`", " ", prose)  # roles: refs, glue, cite
+    prose = re.sub(r"\([\w-]+\)=|\]\([^)]*\)", " ", prose)  # labels, link targets
+    return glued + len(LEDGER_WORDS.findall(prose))
+
+
+def _decimals(prose: str) -> int:
+    prose = re.sub(r"\$[^$\n]+\$", " ", prose)
+    prose = re.sub(r"\{[\w:-]+\}`[^`]*`", " ", prose)
+    return len(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", prose))
+
+
 def measure(text: str) -> dict:
-    words = deeper = 0
+    words = deeper = ledger = decimals = 0
     cell_lines, glued, sentences = [], 0, []
     stretch, longest, in_deeper = 0, 0, False
     for kind, content in _blocks(text):
@@ -104,7 +144,9 @@ def measure(text: str) -> dict:
             words += n
             deeper += n if in_deeper else 0
             stretch += n
+            ledger += _ledger_words(stripped)
             if not stripped.startswith("|"):
+                decimals += _decimals(stripped)
                 glued += len(re.findall(r"\{glue:text\}`[^`:]+:[^`]+`", stripped))
                 for item in re.split(r"\n(?=\s*(?:[-*]|\d+\.) )", stripped):
                     flat = re.sub(r"\$[^$]*\$", "MATH", item.replace("\n", " "))
@@ -124,6 +166,8 @@ def measure(text: str) -> dict:
         "numbers/1000": round(1000 * glued / max(words, 1), 1),
         "no figure": longest,
         "long": round(100 * sum(n > 40 for n in sentences) / max(len(sentences), 1), 1),
+        "ledger": ledger,
+        "computed/1000": round(1000 * (glued + decimals) / max(words, 1), 1),
     }
 
 
@@ -131,23 +175,46 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="+")
     parser.add_argument("--rev", help="measure the version at this git revision")
-    args = parser.parse_args(argv)
-    print(
-        "| chapter | words (going deeper) | visible cells, median / max lines | "
-        "numbers per 1000 words | longest stretch without a figure | sentences > 40 "
-        "words |"
+    parser.add_argument(
+        "--lecture",
+        action="store_true",
+        help="measure only the lecture (up to '## What this chapter checked') against "
+        "the lecture issues' targets",
     )
-    print("|---|---|---|---|---|---|")
+    args = parser.parse_args(argv)
+    texts = {}
     for chapter in args.chapters:
         if args.rev:
-            text = subprocess.run(
+            texts[chapter] = subprocess.run(
                 ["git", "show", f"{args.rev}:{chapter}"],
                 capture_output=True,
                 text=True,
                 check=True,
             ).stdout
         else:
-            text = Path(chapter).read_text()
+            texts[chapter] = Path(chapter).read_text()
+    if args.lecture:
+        print(
+            "| chapter | words (<= 3500) | computed numbers per 1000 words (<= 3) | "
+            "longest stretch without a figure (<= 1000) | ledger words (0) | visible "
+            "cells, median / max lines (<= 12 / 25) |"
+        )
+        print("|---|---|---|---|---|---|")
+        for chapter, text in texts.items():
+            m = measure(lecture(text))
+            print(
+                f"| {Path(chapter).stem} | {m['words']} | {m['computed/1000']} | "
+                f"{m['no figure']} | {m['ledger']} | {m['cells'][0]:g} / "
+                f"{m['cells'][1]} |"
+            )
+        return
+    print(
+        "| chapter | words (going deeper) | visible cells, median / max lines | "
+        "numbers per 1000 words | longest stretch without a figure | sentences > 40 "
+        "words |"
+    )
+    print("|---|---|---|---|---|---|")
+    for chapter, text in texts.items():
         m = measure(text)
         print(
             f"| {Path(chapter).stem} | {m['words']} ({m['deeper']}) | "

@@ -36,7 +36,14 @@ from .heatmaps import (
     matrix_panels,
 )
 from .panels import implicit_update_panels, small_multiples
-from .style import PALETTE, color_for, use_book_style
+from .style import (
+    PALETTE,
+    check_distinct_series,
+    color_for,
+    line_styles,
+    plain_log_ticks,
+    use_book_style,
+)
 
 __all__ = [
     "PALETTE",
@@ -49,6 +56,7 @@ __all__ = [
     "attention_map",
     "cache_and_state_diagram",
     "calibration_plot",
+    "check_distinct_series",
     "color_for",
     "error_curves",
     "gd_attention_diagram",
@@ -57,8 +65,10 @@ __all__ = [
     "grouped_bars",
     "heatmap_panels",
     "implicit_update_panels",
+    "line_styles",
     "loglog_curves",
     "matrix_panels",
+    "plain_log_ticks",
     "pool_size_curves",
     "prediction_scatter",
     "prompt_layout_diagram",

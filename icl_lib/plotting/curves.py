@@ -15,7 +15,15 @@ from matplotlib.ticker import MaxNLocator
 
 from .._checks import check_sequence
 from . import _inputs as _in
-from .style import NEUTRAL, PALETTE, TRANSFORMER, color_for, learner_color
+from .style import (
+    NEUTRAL,
+    PALETTE,
+    TRANSFORMER,
+    color_for,
+    finish_axes,
+    learner_color,
+    line_styles,
+)
 
 
 def _pool_sizes(pool_sizes) -> np.ndarray:
@@ -78,6 +86,9 @@ def error_curves(
         _in.optional_mapping("styles", styles),
     )
     fig, ax = _axis(ax, (6.4, 4.0))
+    colors = [color_for(name, i) for i, name in enumerate(curves)]
+    markers = ["o" if _is_model(name) else None for name in curves]
+    lines = line_styles(list(curves), colors, styles, markers)
     for i, (name, values) in enumerate(curves.items()):
         values = np.asarray(values, dtype=float)
         if values.shape != ks.shape:
@@ -85,12 +96,12 @@ def error_curves(
                 f"curves[{name!r}]: expected {ks.shape[0]} values (one per k), got "
                 f"{values.shape}"
             )
-        marker = "o" if _is_model(name) else None
+        marker = markers[i]
         ax.plot(
             ks,
             values,
-            styles.get(name, "-"),
-            color=color_for(name, i),
+            lines[i],
+            color=colors[i],
             marker=marker,
             ms=4,
             lw=2.2 if marker else 1.6,
@@ -142,6 +153,7 @@ def error_curves(
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9, ncol=2)
+    finish_axes(ax)
     return fig
 
 
@@ -164,22 +176,20 @@ def training_curves(
         _in.mapping(f"curves[{label!r}]", curve)
     logy, styles = _in.flag("logy", logy), _in.optional_mapping("styles", styles)
     fig, ax = _axis(ax, (6.4, 3.6))
+    colors = [
+        TRANSFORMER
+        if _is_model(label)
+        else learner_color(label) or ([TRANSFORMER] + PALETTE)[i % 9]
+        for i, label in enumerate(curves)
+    ]
+    lines = line_styles(list(curves), colors, styles)
     for i, (label, curve) in enumerate(curves.items()):
-        ax.plot(
-            curve["step"],
-            curve["loss"],
-            color=(
-                TRANSFORMER
-                if _is_model(label)
-                else learner_color(label) or ([TRANSFORMER] + PALETTE)[i % 9]
-            ),
-            ls=styles.get(label, "-"),
-            label=label,
-        )
+        ax.plot(curve["step"], curve["loss"], color=colors[i], ls=lines[i], label=label)
     if logy:
         ax.set_yscale("log")
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9)
+    finish_axes(ax)
     return fig
 
 
@@ -255,6 +265,7 @@ def loglog_curves(
         )
     ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9)
+    finish_axes(ax)
     return fig
 
 
@@ -286,6 +297,8 @@ def budget_curves(
         _in.optional_mapping("hlines", hlines),
     )
     fig, ax = _axis(ax, (6.4, 3.8))
+    colors = [color_for(name, i) for i, name in enumerate(curves)]
+    lines = line_styles(list(curves), colors)
     for i, (name, values) in enumerate(curves.items()):
         values = np.asarray(values, dtype=float)
         if values.shape != prompts.shape:
@@ -293,7 +306,7 @@ def budget_curves(
                 f"curves[{name!r}]: expected {prompts.shape[0]} values like prompts, "
                 f"got shape {values.shape}"
             )
-        ax.plot(prompts, values, color=color_for(name, i), label=name)
+        ax.plot(prompts, values, lines[i], color=colors[i], label=name)
     for i, (name, x) in enumerate(marks.items()):
         ax.axvline(x, ls=":", color=NEUTRAL, lw=1.2)
         ax.annotate(
@@ -317,6 +330,7 @@ def budget_curves(
         )
     ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9)
+    finish_axes(ax)
     return fig
 
 
@@ -336,20 +350,27 @@ def accuracy_curves(
     _in.curves("curves", curves, len(ks))
     styles = _in.optional_mapping("styles", styles)
     fig, ax = _axis(ax, (6.4, 3.8))
+    colors = [
+        TRANSFORMER if _is_model(name) else color_for(name, i)
+        for i, name in enumerate(curves)
+    ]
+    markers = ["o" if _is_model(name) else None for name in curves]
+    lines = line_styles(list(curves), colors, styles, markers)
     for i, (name, values) in enumerate(curves.items()):
         model = _is_model(name)
         ax.plot(
             ks,
             np.asarray(values, dtype=float),
-            color=TRANSFORMER if model else color_for(name, i),
-            ls=styles.get(name, "-"),
-            marker="o" if model else None,
+            color=colors[i],
+            ls=lines[i],
+            marker=markers[i],
             ms=4,
             lw=2.2 if model else 1.6,
             label=name,
         )
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9, loc="best")
+    finish_axes(ax)
     return fig
 
 
@@ -449,6 +470,9 @@ def pool_size_curves(
         raise ValueError("pool_sizes: expected at least one finite pool size")
     x = np.where(finite, np.log2(np.where(finite, sizes, 1.0)), 0.0)
     x[~finite] = x[finite].max() + 1.5
+    colors = [color_for(name, i) for i, name in enumerate(curves)]
+    markers = ["o" if _is_model(name) else "s" for name in curves]
+    lines = line_styles(list(curves), colors, markers=markers)
     for i, (name, values) in enumerate(curves.items()):
         values = np.asarray(values, dtype=float)
         if values.shape != sizes.shape:
@@ -456,18 +480,19 @@ def pool_size_curves(
                 f"curves[{name!r}]: expected {sizes.shape[0]} values (one per M), got "
                 f"{values.shape}"
             )
-        marker = "o" if _is_model(name) else "s"
+        marker = markers[i]
         ax.plot(
             x[finite],
             values[finite],
-            color=color_for(name, i),
+            lines[i],
+            color=colors[i],
             marker=marker,
             ms=4,
             lw=2.2 if _is_model(name) else 1.6,
             label=name,
         )
         if (~finite).any() and np.isfinite(values[~finite]).all():
-            ax.plot(x[~finite], values[~finite], marker, color=color_for(name, i), ms=6)
+            ax.plot(x[~finite], values[~finite], marker, color=colors[i], ms=6)
     ticks = list(x[finite])
     labels = [f"$2^{{{int(v)}}}$" if v == int(v) else f"{2**v:g}" for v in ticks]
     if (~finite).any():
@@ -478,6 +503,7 @@ def pool_size_curves(
         ax.set_yscale("log")
     ax.set(xlabel="pretraining tasks M", ylabel=ylabel, title=title)
     ax.legend(fontsize=9)
+    finish_axes(ax)
     return fig
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _inputs as _in
 from .curves import _axis, _is_model
-from .style import NEUTRAL, color_for
+from .style import NEUTRAL, color_for, finish_axes, line_styles
 
 
 def calibration_plot(
@@ -27,6 +27,9 @@ def calibration_plot(
     _in.curves("observed", observed, len(levels))
     fig, ax = _axis(ax, (4.2, 4.0))
     ax.plot([0, 1], [0, 1], color=NEUTRAL, ls=":", lw=1, label="calibrated")
+    colors = [color_for(name, i + 1) for i, name in enumerate(observed)]
+    markers = ["o" if _is_model(name) else None for name in observed]
+    lines = line_styles(list(observed), colors, markers=markers)
     for i, (name, values) in enumerate(observed.items()):
         values = np.asarray(values, dtype=float)
         if values.shape != levels.shape:
@@ -37,8 +40,9 @@ def calibration_plot(
         ax.plot(
             levels,
             values,
-            color=color_for(name, i + 1),
-            marker="o" if _is_model(name) else None,
+            lines[i],
+            color=colors[i],
+            marker=markers[i],
             ms=3,
             lw=1.8,
             label=name,
@@ -51,6 +55,7 @@ def calibration_plot(
         ylim=(0, 1),
     )
     ax.legend(fontsize=9, loc="upper left")
+    finish_axes(ax)
     return fig
 
 
@@ -102,4 +107,5 @@ def predictive_band(
         )
     ax.set(xlabel=xlabel, ylabel="label y", title=title)
     ax.legend(fontsize=9, loc="upper left")
+    finish_axes(ax)
     return fig

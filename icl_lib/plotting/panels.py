@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import to_hex
 
 from .._checks import check_positive_int, check_sequence
 from . import _inputs as _in
@@ -80,6 +81,7 @@ def small_multiples(
             handles.setdefault(label, handle)
         if ax.get_legend() is not None:
             ax.get_legend().remove()
+    _check_distinct_handles(handles)
     if legend and handles:
         fig.legend(
             handles.values(),
@@ -89,6 +91,23 @@ def small_multiples(
             fontsize=9,
         )
     return fig
+
+
+def _check_distinct_handles(handles: Mapping) -> None:
+    """One legend for several panels: two labels drawn alike would be one entry to a
+    reader (each panel's lines are checked by the function that drew them)."""
+    seen = {}
+    for label, handle in handles.items():
+        if not hasattr(handle, "get_linestyle") or not hasattr(handle, "get_marker"):
+            continue  # bars, patches: told apart by colour and position
+        key = (to_hex(handle.get_color()), handle.get_linestyle(), handle.get_marker())
+        if key in seen:
+            raise ValueError(
+                f"series {seen[key]!r} and {label!r} share colour {key[0]}, line style "
+                f"{key[1]!r} and marker {key[2]!r} in the shared legend; a reader "
+                "cannot tell them apart"
+            )
+        seen[key] = label
 
 
 def implicit_update_panels(

@@ -8,7 +8,12 @@ palette in order.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
+
 import seaborn as sns
+from matplotlib.colors import to_hex
+from matplotlib.ticker import LogFormatter
 
 # Okabe-Ito, without yellow (illegible on white); black is kept for the trained
 # transformer.
@@ -24,6 +29,10 @@ PALETTE = [
 ]
 TRANSFORMER = "#000000"
 NEUTRAL = "#666666"  # reference lines, the zero predictor
+
+# Line styles, in the order a second, third... series of one colour takes them.
+LINE_STYLES = ("-", "--", "-.", ":")
+_STYLE_NAMES = {"solid": "-", "dashed": "--", "dashdot": "-.", "dotted": ":"}
 
 # One colour per learner, by name prefix (case-insensitive).
 LEARNER_COLORS = {
@@ -83,3 +92,114 @@ def color_for(name: str, index: int = 0) -> str:
     if isinstance(index, bool) or not isinstance(index, int) or index < 0:
         raise ValueError(f"index: expected an int >= 0, got {index!r}")
     return learner_color(name) or PALETTE[index % len(PALETTE)]
+
+
+def _line_style(name: str, value) -> str:
+    if not isinstance(value, str) or _STYLE_NAMES.get(value, value) not in LINE_STYLES:
+        raise ValueError(
+            f"{name}: expected a line style among {LINE_STYLES} (or solid, dashed, "
+            f"dashdot, dotted), got {value!r}"
+        )
+    return _STYLE_NAMES.get(value, value)
+
+
+def line_styles(
+    labels: Sequence[str],
+    colors: Sequence[str],
+    styles: Mapping[str, str] | None = None,
+    markers: Sequence[str | None] | None = None,
+) -> list[str]:
+    """One line style per series, so that no two series look alike.
+
+    A series keeps its style from ``styles`` (label -> style); every other series
+    takes the first of :data:`LINE_STYLES` that no series of its colour (and marker)
+    holds yet: two transformers, both black, come out solid and dashed. Two explicit
+    styles that would draw two series alike raise ``ValueError``, naming both.
+    """
+    styles = {} if styles is None else styles
+    markers = [None] * len(labels) if markers is None else list(markers)
+    if not (len(labels) == len(colors) == len(markers)):
+        raise ValueError(
+            f"labels, colors, markers: expected one of each per series, got "
+            f"{len(labels)}, {len(colors)}, {len(markers)}"
+        )
+    unknown = set(styles) - set(labels)
+    if unknown:
+        raise ValueError(
+            f"styles: expected labels of series {list(labels)}, got {sorted(unknown)}"
+        )
+    keys = [(to_hex(c), m) for c, m in zip(colors, markers, strict=True)]
+    taken: dict[tuple, str] = {}
+    chosen: list[str | None] = [None] * len(labels)
+    for i, label in enumerate(labels):  # explicit styles first: they are the reader's
+        if label in styles:
+            style = _line_style(f"styles[{label!r}]", styles[label])
+            if (*keys[i], style) in taken:
+                raise ValueError(
+                    f"styles[{label!r}]: {style!r} in colour {keys[i][0]} is also the "
+                    f"style of {taken[(*keys[i], style)]!r}; two series must differ in "
+                    "colour or line style"
+                )
+            taken[(*keys[i], style)] = label
+            chosen[i] = style
+    for i, label in enumerate(labels):
+        if chosen[i] is None:
+            free = [s for s in LINE_STYLES if (*keys[i], s) not in taken]
+            if not free:
+                raise ValueError(
+                    f"{label!r}: more than {len(LINE_STYLES)} series share colour "
+                    f"{keys[i][0]}; name them after different learners or give them "
+                    "colours of their own"
+                )
+            taken[(*keys[i], free[0])] = label
+            chosen[i] = free[0]
+    return chosen
+
+
+def check_distinct_series(ax) -> None:
+    """Raise ``ValueError`` if two labelled lines of ``ax`` share colour, line style and
+    marker (a reader could not tell them apart)."""
+    seen: dict[tuple, str] = {}
+    for line in ax.get_lines():
+        label = line.get_label()
+        if not label or label.startswith("_"):
+            continue
+        key = (to_hex(line.get_color()), line.get_linestyle(), line.get_marker())
+        if key in seen and seen[key] != label:
+            raise ValueError(
+                f"series {seen[key]!r} and {label!r} share colour {key[0]}, line style "
+                f"{key[1]!r} and marker {key[2]!r}; a reader cannot tell them apart"
+            )
+        seen[key] = label
+
+
+class PlainLogFormatter(LogFormatter):
+    """Log-axis tick labels as plain numbers (0.1, 2, 1.14), powers of ten only
+    outside [0.001, 10^5); matplotlib's default writes 2 as 2 x 10^0."""
+
+    def _num_to_string(self, x, vmin, vmax):
+        if x == 0 or 1e-3 <= abs(x) < 1e5:
+            return f"{x:g}"
+        exponent = math.log10(abs(x))
+        if abs(exponent - round(exponent)) < 1e-9:
+            return f"$10^{{{round(exponent)}}}$"
+        return f"{x:g}"
+
+
+def plain_log_ticks(ax) -> None:
+    """Give every log-scaled axis of ``ax`` plain tick labels
+    (:class:`PlainLogFormatter`); minor ticks are labelled only where the axis spans
+    too few decades for major ones."""
+    for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
+        if scale == "log":
+            axis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
+            axis.set_minor_formatter(
+                PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5))
+            )
+
+
+def finish_axes(ax) -> None:
+    """What every figure function of the book does last: plain log ticks, and no two
+    series drawn alike."""
+    plain_log_ticks(ax)
+    check_distinct_series(ax)
