@@ -352,6 +352,16 @@ def _fields_of(factory) -> dict:
 
 # Fixtures for a parameter name within one module or callable (the longest prefix of
 # the callable's qualified name wins): the same name means different things there.
+def _axes_with_two_series():
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2], color="k", label="transformer")
+    ax.plot([1, 2], [2, 1], color="k", ls="--", label="transformer, no noise")
+    ax.set_yscale("log")
+    return ax
+
+
 CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
     "icl_lib.analysis.ablation": {
         "heads": lambda: [(0, 0)],
@@ -1033,7 +1043,12 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "value": lambda: 1.0,
         "display": lambda: False,
     },
-    "icl_lib.plotting.style": {"name": lambda: "ridge"},
+    "icl_lib.plotting.style": {
+        "name": lambda: "ridge",
+        "labels": lambda: ["ridge", "OLS"],
+        "colors": lambda: ["#009E73", "#0072B2"],
+        "ax": _axes_with_two_series,
+    },
     "icl_lib.theory.gd_construction.lsa_with_products": {
         "products": lambda: [
             __import__("icl_lib").theory.gd_construction.gd_products(D, 0.1, N)

@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from icl_lib import plotting  # noqa: E402
-from icl_lib.plotting.style import PlainLogFormatter  # noqa: E402
+from icl_lib.plotting.style import _PlainLogFormatter  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -117,7 +117,7 @@ def test_a_shared_legend_refuses_two_labels_drawn_alike():
     [(2.0, "2"), (1.14, "1.14"), (0.1, "0.1"), (1000.0, "1000"), (1e-5, "$10^{-5}$")],
 )
 def test_log_tick_labels_are_plain_numbers(value, text):
-    assert PlainLogFormatter()._num_to_string(value, 0.1, 10) == text
+    assert _PlainLogFormatter()._num_to_string(value, 0.1, 10) == text
 
 
 def test_a_log_axis_of_one_decade_shows_no_power_notation():

@@ -12,8 +12,11 @@ import math
 from collections.abc import Mapping, Sequence
 
 import seaborn as sns
+from matplotlib.axes import Axes
 from matplotlib.colors import to_hex
 from matplotlib.ticker import LogFormatter
+
+from .._checks import check_sequence
 
 # Okabe-Ito, without yellow (illegible on white); black is kept for the trained
 # transformer.
@@ -116,8 +119,19 @@ def line_styles(
     holds yet: two transformers, both black, come out solid and dashed. Two explicit
     styles that would draw two series alike raise ``ValueError``, naming both.
     """
+    labels = list(check_sequence("labels", labels, "a sequence of series labels"))
+    colors = list(check_sequence("colors", colors, "a sequence of colours"))
     styles = {} if styles is None else styles
-    markers = [None] * len(labels) if markers is None else list(markers)
+    if not isinstance(styles, Mapping):
+        raise TypeError(
+            f"styles: expected a mapping label -> line style or None, got "
+            f"{type(styles).__name__}"
+        )
+    markers = (
+        [None] * len(labels)
+        if markers is None
+        else list(check_sequence("markers", markers, "a sequence of markers"))
+    )
     if not (len(labels) == len(colors) == len(markers)):
         raise ValueError(
             f"labels, colors, markers: expected one of each per series, got "
@@ -156,9 +170,15 @@ def line_styles(
     return chosen
 
 
+def _require_axes(ax) -> None:
+    if not isinstance(ax, Axes):
+        raise TypeError(f"ax: expected a matplotlib Axes, got {type(ax).__name__}")
+
+
 def check_distinct_series(ax) -> None:
     """Raise ``ValueError`` if two labelled lines of ``ax`` share colour, line style and
     marker (a reader could not tell them apart)."""
+    _require_axes(ax)
     seen: dict[tuple, str] = {}
     for line in ax.get_lines():
         label = line.get_label()
@@ -173,7 +193,7 @@ def check_distinct_series(ax) -> None:
         seen[key] = label
 
 
-class PlainLogFormatter(LogFormatter):
+class _PlainLogFormatter(LogFormatter):
     """Log-axis tick labels as plain numbers (0.1, 2, 1.14), powers of ten only
     outside [0.001, 10^5); matplotlib's default writes 2 as 2 x 10^0."""
 
@@ -188,13 +208,14 @@ class PlainLogFormatter(LogFormatter):
 
 def plain_log_ticks(ax) -> None:
     """Give every log-scaled axis of ``ax`` plain tick labels
-    (:class:`PlainLogFormatter`); minor ticks are labelled only where the axis spans
+    (:class:`_PlainLogFormatter`); minor ticks are labelled only where the axis spans
     too few decades for major ones."""
+    _require_axes(ax)
     for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
         if scale == "log":
-            axis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
+            axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
             axis.set_minor_formatter(
-                PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5))
+                _PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5))
             )
 
 
