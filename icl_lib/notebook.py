@@ -59,14 +59,33 @@ def glue(name: str, value, display: bool = True) -> None:
         _show(value)
 
 
-def number_table(columns, rows, digits: int = 2):
-    """A small table of computed numbers for a chapter's text, as HTML (an
-    ``IPython.display.HTML`` object): ``columns`` are the headers, the first over the
-    row labels; ``rows`` maps each label to its cells, one per further column. Real
-    numbers are shown with ``digits`` decimals, anything else as its text."""
+class NumberTable:
+    """A table :func:`number_table` has already displayed: its HTML is ``data``.
+
+    Displaying it again does nothing (``_ipython_display_``), so a cell that ends with
+    the call, or wraps it in ``display``, still shows the table once."""
+
+    def __init__(self, html: str):
+        self.data = html
+
+    def _ipython_display_(self) -> None:
+        """Already shown when it was made."""
+
+    def __repr__(self) -> str:
+        return f"NumberTable({len(self.data)} characters of HTML)"
+
+
+def number_table(columns, rows, digits: int = 2) -> NumberTable:
+    """Display a small table of computed numbers for a chapter's text, wherever the
+    call stands in its cell (a table that is not the cell's last expression used to be
+    dropped silently), and return it (:class:`NumberTable`, its HTML in ``data``).
+
+    ``columns`` are the headers, the first over the row labels; ``rows`` maps each
+    label to its cells, one per further column. Real numbers are shown with ``digits``
+    decimals, anything else as its text."""
     from html import escape
 
-    from IPython.display import HTML
+    from IPython.display import HTML, display
 
     if not isinstance(columns, (list, tuple)):
         raise TypeError(
@@ -102,10 +121,12 @@ def number_table(columns, rows, digits: int = 2):
             + "</tr>"
         )
     head = "".join(f"<th>{escape(str(c))}</th>" for c in columns)
-    return HTML(
+    html = (
         f'<table class="number-table"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>"
     )
+    display(HTML(html))
+    return NumberTable(html)
 
 
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

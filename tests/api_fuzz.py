@@ -1474,6 +1474,7 @@ EXEMPT: dict[str, str] = {
             "icl_lib.theory.implicit.ImplicitUpdate",
             "icl_lib.theory.implicit.Trajectory",
             "icl_lib.exercises.Verdict",
+            "icl_lib.notebook.NumberTable",
         )
     },
 }

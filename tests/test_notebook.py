@@ -175,6 +175,36 @@ def test_trend_summary_groups_runs_by_what_their_ends_say():
         notebook.trend_summary({"x": {"end": 1.0}})
 
 
+def test_number_table_displays_itself_once_wherever_it_stands_in_its_cell():
+    """Chapter 7's trained-block table was not its cell's last expression and never
+    rendered; a table now shows itself when made, and showing it again adds nothing."""
+    IPython = pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shown = []
+    original = shell.display_pub.publish
+    shell.display_pub.publish = lambda data, **kw: shown.append(data)
+    try:
+        for cell in (
+            "t = number_table(['a', 'b'], {'x': [1.0]})\ny = 2",  # not last: shown
+            "number_table(['a', 'b'], {'x': [2.0]})",  # last expression: once
+            "display(number_table(['a', 'b'], {'x': [3.0]}))",  # wrapped: once
+        ):
+            shell.run_cell(
+                "from IPython.display import display\n"
+                "from icl_lib.notebook import number_table\n" + cell,
+                store_history=False,
+            )
+    finally:
+        shell.display_pub.publish = original
+    html = [d["text/html"] for d in shown if "text/html" in d]
+    assert len(html) == 3
+    assert [t.count("number-table") for t in html] == [1, 1, 1]
+    assert "1.00" in html[0] and "2.00" in html[1] and "3.00" in html[2]
+    assert IPython is not None
+
+
 def test_number_table_refuses_a_huge_precision_by_name():
     """Issue 42: Python's own "precision too big" for digits=10**12."""
     with pytest.raises(ValueError, match="^digits: expected an int <= "):
