@@ -52,6 +52,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from ._format import scientific
+
 KINDS = ("identity", "monte_carlo", "reproduction", "goal", "control", "check")
 VERDICTS = ("pass", "miss", "undecided")
 CONTROL_VERDICTS = ("fails", "passes", "undecided")
@@ -305,9 +307,7 @@ def _real(name: str, value, id: str) -> float:
 def _fmt(x: float | None) -> str:
     if x is None:
         return "n/a"
-    if x == 0 or 1e-3 <= abs(x) < 1e4:
-        return f"{x:.4g}"
-    return f"{x:.2e}"
+    return scientific(x, 4 if x == 0 or 1e-3 <= abs(x) < 1e4 else 3)
 
 
 def _claim_list(claims) -> list[Claim]:
@@ -939,8 +939,8 @@ def _with_se(value: float, se: float | None) -> str:
     if se == 0:
         return f"{_fmt(value)} ± 0"
     decimals = 1 - math.floor(math.log10(se))
-    if decimals > 8:  # a tiny standard error: scientific notation
-        return f"{value:.3e} ± {se:.1e}"
+    if decimals > 8:  # a tiny standard error: powers of ten
+        return f"{scientific(value, 4)} ± {scientific(se, 2)}"
     decimals = max(decimals, 0)
     return f"{value:.{decimals}f} ± {se:.{decimals}f}"
 

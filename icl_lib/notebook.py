@@ -16,6 +16,7 @@ from IPython.core.formatters import format_display_data
 from IPython.display import display as _show
 
 from ._checks import check_positive_int
+from ._format import power_of_ten, scientific
 from .plotting.style import use_book_style
 from .runtime import figure_pack, get_device, make_generator, static_widgets
 
@@ -129,7 +130,23 @@ def number_table(columns, rows, digits: int = 2) -> NumberTable:
     return NumberTable(html)
 
 
-_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+def scientific_text(x: float, digits: int = 2) -> str:
+    """A number for a sentence or a table cell, as a reader reads it: ``digits``
+    significant digits, plain decimals from 0.001 to 10⁴ (``0.0041``), powers of ten
+    outside (``3.6 × 10⁻¹⁵``, never ``3.6e-15``), and ``0`` for zero (never ``-0``).
+    Glue the string it returns (``glue("gap", scientific_text(gap))``)."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, torch.Tensor) and x.numel() == 1:
+        x = x.item()
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        raise TypeError(f"x: expected a real number, got {type(x).__name__}")
+    if not math.isfinite(x):
+        raise ValueError(f"x: expected a finite number, got {x}")
+    check_positive_int("digits", digits)
+    if digits > 17:
+        raise ValueError(f"digits: expected at most 17 digits, got {digits}")
+    return scientific(float(x), digits)
 
 
 def multiple_text(factor: float) -> str:
@@ -155,7 +172,7 @@ def multiple_text(factor: float) -> str:
     mantissa = round(factor / 10**exponent)
     if mantissa == 10:  # 9.6e5 rounds to 1 x 10^6
         mantissa, exponent = 1, exponent + 1
-    power = "10" + str(exponent).translate(_SUPERSCRIPTS)
+    power = power_of_ten(exponent)
     return power if mantissa == 1 else f"{mantissa} × {power}"
 
 

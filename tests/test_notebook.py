@@ -209,3 +209,30 @@ def test_number_table_refuses_a_huge_precision_by_name():
     """Issue 42: Python's own "precision too big" for digits=10**12."""
     with pytest.raises(ValueError, match="^digits: expected an int <= "):
         notebook.number_table(["x", "y"], {"a": [1.0]}, digits=10**12)
+
+
+@pytest.mark.parametrize(
+    "x, digits, text",
+    [
+        (3.6e-15, 2, "3.6 × 10⁻¹⁵"),
+        (1.33e-14, 1, "10⁻¹⁴"),
+        (9.96e-5, 2, "1.0 × 10⁻⁴"),
+        (0.0, 2, "0"),
+        (-0.0, 2, "0"),  # never a signed zero
+        (np.float64(0.00406), 2, "0.0041"),
+        (torch.tensor(0.5), 2, "0.5"),
+        (-2.4e-3, 2, "-0.0024"),
+        (12345.0, 3, "1.23 × 10⁴"),
+    ],
+)
+def test_scientific_text_writes_no_exponent_notation(x, digits, text):
+    assert notebook.scientific_text(x, digits) == text
+
+
+def test_scientific_text_refuses_what_is_not_a_finite_number():
+    with pytest.raises(TypeError, match="^x: expected a real number"):
+        notebook.scientific_text("0.1")
+    with pytest.raises(ValueError, match="^x: expected a finite number"):
+        notebook.scientific_text(float("nan"))
+    with pytest.raises(ValueError, match="^digits: expected"):
+        notebook.scientific_text(0.1, 0)

@@ -171,7 +171,7 @@ PAGE_PROBE = r"""
   const prose = texts.join(' ');
   const snippet = (s, i) => s.slice(Math.max(0, i - 40), i + 40).replace(/\s+/g, ' ');
   const rawTex = [];
-  for (const pat of ['$$', '\\(', '\\[']) {
+  for (const pat of ['$', '\\(', '\\[']) {  // a lone '$' is math that did not parse
     let i = prose.indexOf(pat);
     if (i >= 0) rawTex.push(pat + ' in: ' + snippet(prose, i));
   }
@@ -214,7 +214,8 @@ PAGE_PROBE = r"""
       .map(i => ({src: '#' + ((i.closest('section[id]') || {}).id || '') + ' ' + (i.currentSrc || i.src).split('/').pop().slice(0, 12),
                   natural: i.naturalWidth, shown: i.clientWidth,
                   scale: i.naturalWidth / i.clientWidth})),
-    pasted_text: Array.from(document.querySelectorAll('[class*="pasted"]')).map(e => ({cls: e.className, text: e.textContent.trim()})),
+    pasted_text: Array.from(document.querySelectorAll('[class*="pasted"]')).map(e => ({cls: e.className, text: e.textContent.trim(),
+      weight: getComputedStyle(e).fontWeight, parent_weight: e.parentElement ? getComputedStyle(e.parentElement).fontWeight : ''})),
     glue_literal: glueLiteral,
     raw_myst: rawMyst ? snippet(prose, rawMyst.index) : null,
     links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),

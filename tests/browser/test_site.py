@@ -204,6 +204,19 @@ def test_glue_values_render(site, page):
         )
 
 
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_glued_values_read_as_ordinary_text(site, page):
+    """myst-nb draws pasted values bold; the book's CSS makes a glued number or word
+    read like the words around it (a reader need not see which were computed)."""
+    pasted = [
+        p
+        for p in site.report(page).dom["pasted_text"]
+        if "pasted-text" in p["cls"].split()
+    ]
+    loud = [p["text"] for p in pasted if p["weight"] != p["parent_weight"]]
+    assert not loud, f"glued values in another weight than their sentence: {loud[:5]}"
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_internal_links_and_anchors_resolve(site, page):
     report = site.report(page)
