@@ -304,6 +304,15 @@ def _real(name: str, value, id: str) -> float:
     return value
 
 
+_BAND = "; a value within "
+
+
+def _undecided_band(z: float, se: float) -> str:
+    """The mark's band of doubt in words: '; a value within 2 se (0.0075) of it is
+    undecided' (printed beside any verdict, so it never reads as the verdict)."""
+    return f"{_BAND}{z:.3g} se ({_fmt(z * se)}) of it is undecided"
+
+
 def _fmt(x: float | None) -> str:
     if x is None:
         return "n/a"
@@ -433,7 +442,7 @@ class ClaimSet:
             alternative_se = _real("alternative_se", alternative_se, id)
         verdict = _decide(book, low, high, se, z)
         if se is not None:
-            criterion += f" (undecided within {z:.3g} se = {_fmt(z * se)})"
+            criterion += _undecided_band(z, se)
         if (
             verdict == "pass"
             and alternative_value is not None
@@ -659,10 +668,10 @@ class ClaimSet:
             if se < 0:
                 raise ValueError(f"se: expected a finite standard error >= 0, got {se}")
         verdict = _control_verdict(_decide(book, goal.low, goal.high, se, z))
-        mark = goal.tolerance.split(" (")[0]
+        mark = goal.tolerance.split(_BAND)[0]
         criterion = f"must fail its goal's mark: {mark}"
         if se is not None:
-            criterion += f" (undecided within {z:.3g} se = {_fmt(z * se)})"
+            criterion += _undecided_band(z, se)
         self.claims.append(
             Claim(
                 id=id,

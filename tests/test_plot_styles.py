@@ -113,11 +113,20 @@ def test_a_shared_legend_refuses_two_labels_drawn_alike():
 
 
 @pytest.mark.parametrize(
-    "value, text",
-    [(2.0, "2"), (1.14, "1.14"), (0.1, "0.1"), (1000.0, "1000"), (1e-5, "$10^{-5}$")],
+    "value, view, text",
+    [
+        (2.0, (0.1, 10), "2"),
+        (1.14, (1, 2), "1.14"),
+        (0.1, (0.1, 10), "0.1"),
+        (1000.0, (1, 5000), "1000"),
+        # a wide axis labels every power of ten alike: 10^4 beside 10^5, not 10000
+        (1e4, (100, 1e6), "$10^{4}$"),
+        (1e-5, (1e-6, 1), "$10^{-5}$"),
+        (2e5, (100, 1e6), "200000"),
+    ],
 )
-def test_log_tick_labels_are_plain_numbers(value, text):
-    assert _PlainLogFormatter()._num_to_string(value, 0.1, 10) == text
+def test_log_tick_labels_are_plain_numbers(value, view, text):
+    assert _PlainLogFormatter()._num_to_string(value, *view) == text
 
 
 def test_a_log_axis_of_one_decade_shows_no_power_notation():

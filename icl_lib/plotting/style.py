@@ -194,11 +194,14 @@ def check_distinct_series(ax) -> None:
 
 
 class _PlainLogFormatter(LogFormatter):
-    """Log-axis tick labels as plain numbers (0.1, 2, 1.14), powers of ten only
-    outside [0.001, 10^5); matplotlib's default writes 2 as 2 x 10^0."""
+    """Log-axis tick labels a reader reads at a glance. An axis that stays within
+    [0.001, 10^4) is labelled in plain numbers (0.1, 2, 1.14; matplotlib's default
+    writes 2 as 2 x 10^0); a wider axis labels its powers of ten as 10^k alike (never
+    10000 beside 10^5), and any other tick plainly."""
 
     def _num_to_string(self, x, vmin, vmax):
-        if x == 0 or 1e-3 <= abs(x) < 1e5:
+        lo, hi = sorted((abs(vmin), abs(vmax)))
+        if x == 0 or (lo >= 1e-3 and hi < 1e4):
             return f"{x:g}"
         exponent = math.log10(abs(x))
         if abs(exponent - round(exponent)) < 1e-9:
