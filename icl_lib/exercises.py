@@ -436,7 +436,7 @@ def _prefix_score(answer) -> tuple[bool, str]:
 
 @_register("ex-implicit-code-rank-one")
 def _rank_one(answer) -> tuple[bool, str]:
-    """``answer(W (h, m), delta (m,), a (m,)) -> (h, m)``: the smallest change of ``W``
+    """``answer(W (p, m), delta (m,), a (m,)) -> (p, m)``: the smallest change of ``W``
     that maps ``a`` to ``W (a + delta)``."""
     gen = torch.Generator().manual_seed(17)
     W = torch.randn(4, 6, generator=gen, dtype=F64)
@@ -459,7 +459,7 @@ def _rank_one(answer) -> tuple[bool, str]:
 
 @_register("ex-implicit-code-least-norm")
 def _least_norm(answer) -> tuple[bool, str]:
-    """``answer(A (m, n), Y (h, n)) -> (h, m)``: the W of least Frobenius norm with
+    """``answer(A (m, n), Y (p, n)) -> (p, m)``: the W of least Frobenius norm with
     ``W A = Y``, fine-tuning's endpoint from zero."""
     gen = torch.Generator().manual_seed(27)
     cases = []

@@ -1,0 +1,355 @@
+"""Chapter 7's figures that the shared plotting modules do not draw: the two ways of
+consuming a context (Dherin et al. 2025, Section 3 and Appendix B), the float64 check
+of their identity on several layers, and the implicit update beside fine-tuning.
+
+Import it by its path, ``from icl_lib.plotting import implicit_figures``; like the
+rest of :mod:`icl_lib.plotting` it takes arrays and returns a Figure, and shows or
+saves nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.ticker import MaxNLocator
+
+from . import _inputs as _in
+from .style import NEUTRAL, PALETTE, TRANSFORMER, finish_axes
+
+INPUT, QUERY = PALETTE[0], PALETTE[2]
+# slot styles of the diagram: what the block reads, what the weights hold, what the
+# prompt of that step does not contain
+_READ = {"fc": INPUT, "alpha": 0.3, "ec": "k", "ls": "-"}
+_ABSORBED = {"fc": "#BBBBBB", "alpha": 0.45, "ec": NEUTRAL, "ls": "--", "hatch": "//"}
+_ABSENT = {"fc": "none", "ec": "#AAAAAA", "ls": ":"}
+
+
+def _slots(ax, x0, y, states, n, *, w=0.56, gap=0.06):
+    """One prompt as ``n + 1`` slots, ``c_1 .. c_n`` then the query ``x``; ``states``
+    gives each context slot's style: ``read``, ``absorbed`` or ``absent``."""
+    style = {"read": _READ, "absorbed": _ABSORBED, "absent": _ABSENT}
+    for j, state in enumerate(states):
+        ax.add_patch(Rectangle((x0 + j * (w + gap), y), w, 0.5, lw=1, **style[state]))
+        colour = "#888888" if state == "absent" else "k"
+        ax.text(
+            x0 + j * (w + gap) + w / 2,
+            y + 0.25,
+            f"$c_{j + 1}$",
+            ha="center",
+            va="center",
+            fontsize=10,
+            color=colour,
+        )
+    xq = x0 + n * (w + gap)
+    ax.add_patch(Rectangle((xq, y), w, 0.5, fc=QUERY, alpha=0.35, ec="k", lw=1))
+    ax.text(xq + w / 2, y + 0.25, "$x$", ha="center", va="center", fontsize=10)
+    return (n + 1) * (w + gap) - gap
+
+
+def consumption_diagram(n_context: int = 3):
+    """The two ways of consuming a context of ``n_context`` tokens one at a time.
+
+    Top, the prefix trajectory (Dherin et al., Section 3): ``W_i`` makes the block
+    read the query alone as ``W_0`` reads the prefix ``(c_1, ..., c_i, x)``; the later
+    tokens are not in that prompt. Every step ``W_{i+1} = W_i - h Delta_i`` has the
+    right factor ``A(x)^T``. Bottom, the product form (Appendix B): the tokens leave
+    the front of the full context one at a time, and ``W~_i = W~_{i-1} (I + h_i E_i)``
+    makes the block read what remains, ``(c_{i+1}, ..., c_n, x)``, as ``W_0`` reads
+    ``(C, x)``; step ``i`` is anchored at what remains, ``a_{i+1}``, and the last at
+    ``a_{n+1} = A(x)``. Both end with the query alone.
+    """
+    if (
+        isinstance(n_context, bool)
+        or not isinstance(n_context, int)
+        or not 2 <= n_context <= 4
+    ):
+        raise ValueError(f"n_context: expected an int from 2 to 4, got {n_context!r}")
+    n = n_context
+    spacing = (n + 1) * 0.62 + 1.35  # a prompt's slots, then room for the arrow
+    width = (n + 1) * spacing
+    fig, ax = plt.subplots(figsize=(max(8.5, 0.74 * width), 5.6))
+    ax.set_axis_off()
+    ax.set_xlim(-0.2, width - 0.3)
+    ax.set_ylim(-0.75, 6.25)
+    rows = (
+        (
+            4.0,
+            "prefix trajectory: the prompt grows; every step is anchored at $A(x)$",
+            lambda i: ["absorbed"] * i + ["absent"] * (n - i),
+            lambda i: "$W_0$" if i == 0 else f"$W_{i}$",
+            lambda i: f"$-\\,h\\,\\Delta_{{{i}}}$",
+            lambda i: "anchor $A(x)$",
+        ),
+        (
+            1.0,
+            "product form: the context shrinks from the front; each step is anchored "
+            "at what remains",
+            lambda i: ["absorbed"] * i + ["read"] * (n - i),
+            lambda i: "$W_0$" if i == 0 else f"$\\tilde W_{i}$",
+            lambda i: f"$\\times\\,(I + h_{{{i + 1}}} E_{{{i + 1}}})$",
+            lambda i: (
+                f"anchor $a_{{{i + 2}}}$"
+                if i + 1 < n
+                else f"anchor $a_{{{n + 1}}} = A(x)$"
+            ),
+        ),
+    )
+    for y, title, states, weights, step, anchor in rows:
+        ax.text(-0.1, y + 1.55, title, fontsize=11.5, va="center")
+        for i in range(n + 1):
+            x0 = i * spacing
+            strip = _slots(ax, x0, y, states(i), n)
+            ax.text(x0 + strip / 2, y + 0.85, weights(i), ha="center", fontsize=12.5)
+            if i < n:
+                start, end = x0 + strip + 0.1, (i + 1) * spacing - 0.1
+                ax.add_patch(
+                    FancyArrowPatch(
+                        (start, y + 0.25),
+                        (end, y + 0.25),
+                        arrowstyle="-|>",
+                        mutation_scale=12,
+                        color=NEUTRAL,
+                    )
+                )
+                middle = (start + end) / 2
+                ax.text(middle, y + 0.5, step(i), ha="center", fontsize=10)
+                ax.text(
+                    middle,
+                    y - 0.22,
+                    anchor(i),
+                    ha="center",
+                    fontsize=8.5,
+                    color=NEUTRAL,
+                )
+    # what each row reproduces, and where they meet
+    ax.text(
+        width - 0.65,
+        4.0 - 0.55,
+        f"$T_{{W_i}}(x) = T_{{W_0}}(c_1, \\dots, c_i, x)$;  $W_{n} - W_0$ has rank 1",
+        ha="right",
+        fontsize=10,
+        color=PALETTE[1],
+    )
+    ax.text(
+        width - 0.65,
+        1.0 - 0.7,
+        f"$T_{{\\tilde W_i}}(c_{{i+1}}, \\dots, c_{n}, x) = T_{{W_0}}(C, x)$;  "
+        f"$\\tilde W_{n} - W_0$ has rank up to {n}",
+        ha="right",
+        fontsize=10,
+        color=PALETTE[1],
+    )
+    legend = (
+        (_READ, "read by the block as context"),
+        (_ABSORBED, "absorbed into the weights"),
+        (_ABSENT, "not in this step's prompt"),
+    )
+    for k, (style, text) in enumerate(legend):
+        x0 = 0.1 + k * width / 3
+        ax.add_patch(Rectangle((x0, -0.65), 0.4, 0.3, lw=1, **style))
+        ax.text(x0 + 0.55, -0.5, text, va="center", fontsize=9.5)
+    return fig
+
+
+def identity_check(
+    labels: Sequence[str],
+    errors,
+    controls,
+    *,
+    title: str = "",
+    rounding: float = float(np.finfo(np.float64).eps),
+    ax=None,
+):
+    """A float64 identity checked on several blocks: for each label, the identity's
+    largest error (dots) and the change its control makes (squares), on a log axis,
+    with the float64 rounding unit dotted.
+
+    Args:
+        labels: one name per checked block.
+        errors: the identity's largest absolute error per block (0 is drawn at
+            ``rounding / 10``, below the rounding line).
+        controls: the change without the update per block (must be positive).
+        rounding: where the dotted rounding line sits.
+    """
+    labels = _in.labels("labels", labels)
+    errors = _in.numbers("errors", errors, minimum=0)
+    controls = _in.numbers("controls", controls, minimum=0, strict=True)
+    rounding = float(_in.numbers("rounding", [rounding], minimum=0, strict=True)[0])
+    if not len(labels) == len(errors) == len(controls):
+        raise ValueError(
+            f"labels, errors, controls: expected one of each per block, got "
+            f"{len(labels)}, {len(errors)}, {len(controls)}"
+        )
+    _in.axes("ax", ax)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(10.0, 3.9))
+    else:
+        fig = ax.figure
+    x = np.arange(len(labels))
+    shown = np.where(errors > 0, errors, rounding / 10)
+    ax.plot(
+        x,
+        controls,
+        "s",
+        ls="none",
+        color=PALETTE[1],
+        ms=7,
+        label="dropping $Y$ without the update",
+    )
+    ax.plot(
+        x,
+        shown,
+        "o",
+        ls="none",
+        color=PALETTE[0],
+        ms=7,
+        label="with the rank-1 update (the identity's error)",
+    )
+    ax.axhline(rounding, color=NEUTRAL, ls=":", lw=1)
+    ax.annotate(
+        "float64 rounding unit",
+        (1, rounding),
+        xycoords=("axes fraction", "data"),
+        xytext=(-3, 4),
+        textcoords="offset points",
+        ha="right",
+        fontsize=9,
+        color="#444444",
+    )
+    ax.set_yscale("log")
+    ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=9)
+    ax.set(ylabel="largest change of the output", title=title)
+    ax.legend(fontsize=9, loc="center right")
+    finish_axes(ax)
+    return fig
+
+
+def finetuning_comparison(
+    ks,
+    implicit,
+    one_pass,
+    converged_ks,
+    converged,
+    passes,
+    test_error,
+    train_error,
+    *,
+    title: str = "",
+):
+    """The implicit update beside fine-tuning, in two panels.
+
+    Left: error against the number of examples ``ks`` of the implicit update and of
+    one pass of SGD (one value per ``k``), and of SGD run to convergence at the
+    example counts ``converged_ks`` (squares). Right: the run at the largest of
+    ``converged_ks``, against the number of ``passes`` on log axes: its test error,
+    its own training error, and the implicit update's error at that count, dotted.
+
+    Args:
+        ks: example counts of the left panel.
+        implicit, one_pass: error at each ``k``.
+        converged_ks, converged: SGD run to convergence, its error at those counts
+            (each one of ``ks``).
+        passes: pass counts of the right panel (positive, increasing).
+        test_error, train_error: SGD's test and training error after each pass count
+            at the largest of ``converged_ks`` (training error positive).
+    """
+    ks = _in.numbers("ks", ks, minimum=0)
+    implicit = _in.numbers("implicit", implicit, minimum=0)
+    one_pass = _in.numbers("one_pass", one_pass, minimum=0)
+    converged_ks = _in.numbers("converged_ks", converged_ks, minimum=0)
+    converged = _in.numbers("converged", converged, minimum=0)
+    passes = _in.numbers("passes", passes, minimum=0, strict=True)
+    test_error = _in.numbers("test_error", test_error, minimum=0, strict=True)
+    train_error = _in.numbers("train_error", train_error, minimum=0, strict=True)
+    for name, values in (("implicit", implicit), ("one_pass", one_pass)):
+        if values.shape != ks.shape:
+            raise ValueError(
+                f"{name}: expected {len(ks)} values (one per k), got {len(values)}"
+            )
+    if converged.shape != converged_ks.shape:
+        raise ValueError(
+            f"converged: expected {len(converged_ks)} values (one per converged_ks), "
+            f"got {len(converged)}"
+        )
+    if not set(converged_ks.tolist()) <= set(ks.tolist()):
+        raise ValueError(
+            f"converged_ks: expected counts among ks, got {converged_ks.tolist()}"
+        )
+    for name, values in (("test_error", test_error), ("train_error", train_error)):
+        if values.shape != passes.shape:
+            raise ValueError(
+                f"{name}: expected {len(passes)} values (one per pass count), got "
+                f"{len(values)}"
+            )
+    if np.any(np.diff(passes) <= 0):
+        raise ValueError(f"passes: expected increasing counts, got {passes.tolist()}")
+    end = float(converged_ks.max())
+    at_end = float(implicit[ks == end][0])
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=(11.0, 4.2), gridspec_kw={"width_ratios": [1.25, 1]}
+    )
+    left.plot(
+        ks,
+        implicit,
+        "-",
+        marker="o",
+        ms=4,
+        lw=2.2,
+        color=TRANSFORMER,
+        label="implicit update (= in context)",
+    )
+    left.plot(ks, one_pass, "--", lw=1.8, color=PALETTE[1], label="SGD, one pass")
+    left.plot(
+        converged_ks,
+        converged,
+        ":",
+        marker="s",
+        ms=7,
+        lw=1.4,
+        color=PALETTE[0],
+        label="SGD run to convergence",
+    )
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))
+    left.set(
+        xlabel="examples i (in context, or fine-tuned on)",
+        ylabel="test error / d",
+        title="test error against the number of examples",
+    )
+    left.legend(fontsize=9)
+    right.plot(
+        passes, test_error, "-", marker="s", ms=5, color=PALETTE[0], label="test error"
+    )
+    right.plot(
+        passes,
+        train_error,
+        "--",
+        marker="v",
+        ms=5,
+        color=PALETTE[0],
+        label="its own training error",
+    )
+    right.axhline(at_end, color=TRANSFORMER, ls=":", lw=1.4)
+    right.annotate(
+        "implicit update's test error",
+        (0, at_end),
+        xycoords=("axes fraction", "data"),
+        xytext=(3, 4),
+        textcoords="offset points",
+        fontsize=9,
+    )
+    right.set(
+        xscale="log",
+        yscale="log",
+        xlabel="passes over the examples",
+        ylabel="squared error / d",
+        title=f"SGD on i = {end:g} examples, run longer",
+    )
+    right.legend(fontsize=9, loc="lower left")
+    for ax in (left, right):
+        finish_axes(ax)
+    if title:
+        fig.suptitle(title)
+    return fig
