@@ -218,7 +218,7 @@ def plain_log_ticks(ax) -> None:
         if scale == "log":
             axis.set_major_formatter(_PlainLogFormatter(labelOnlyBase=False))
             axis.set_minor_formatter(
-                _PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5))
+                _PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4))
             )
 
 

@@ -31,8 +31,9 @@ from ..training.samplers import HMMDocuments, MixturePriorPrompts, RegressionPro
 DIM = 5
 N_POINTS = 21
 NOISE_STD = 0.5
-# Müller et al.'s later code uses 1000 buckets; with 100, the buckets alone cost about
-# 0.05 nats on this task (chapter 4, Experiment 1).
+# Müller et al.'s code defaults to 100 buckets (train.py --num_buckets); this book uses
+# 1000: with 100, the buckets alone cost about 0.05 nats on this task (chapter 4,
+# Experiment 1).
 N_BUCKETS = 1000
 MIXTURE_POINTS = 11  # k = 0..2d: the mixture matters below k = d
 # Small; without noise G = X S X^T is singular beyond k = 4 and the evidences have no
