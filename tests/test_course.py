@@ -51,7 +51,20 @@ def test_every_exercise_is_read_with_its_solution(number):
     found = course.exercises(path)
     assert len(found) == len(re.findall(r"```\{exercise\}", path.read_text()))
     assert all(e.solution_words > 20 for e in found), found
-    assert 5 < course.reading_minutes(path) < 60
+    assert 1000 < course.lecture_words(path) < 5000
+
+
+@pytest.mark.parametrize("number", sorted(CHAPTERS))
+def test_every_chapter_has_a_student_read_of_its_current_lecture(number):
+    """The instructor page's times are measured reads, not a words-per-minute formula;
+    a lecture rewritten by more than a quarter of its length needs a new read."""
+    read = course.student_reads()[number]
+    assert 10 <= read.minutes <= 300 and 1 <= read.clarity <= 5
+    now = course.lecture_words(CHAPTERS[number])
+    assert abs(now - read.lecture_words) <= course.READ_STALE_AFTER * read.lecture_words, (
+        f"chapter {number}'s lecture has {now} words; the student read of "
+        f"{read.date} was of {read.lecture_words}: read it again"
+    )
 
 
 def test_an_exercise_that_asks_for_code_is_computational(tmp_path):

@@ -37,7 +37,24 @@ PATHS = {
     ),
 }
 
-WORDS_PER_MINUTE = 120  # careful reading of technical prose with formulas
+# Independent student reads: per chapter, the minutes a reader who knows regression and
+# transformers (not ICL theory) needed to understand the lecture, and a clarity rating,
+# each taken on the rendered page of one version of the chapter (data/student_reads.json).
+READS = ROOT / "data" / "student_reads.json"
+# A read stays valid while the lecture keeps its length within this share: a chapter
+# rewritten beyond it needs a new read (tests/test_course.py).
+READ_STALE_AFTER = 0.25
+
+
+@dataclass(frozen=True)
+class StudentRead:
+    """One independent read of a chapter's lecture (see :data:`READS`)."""
+
+    minutes: int  # to understand the lecture, working through its maths
+    clarity: float  # of 5, against the best d2l or QuantEcon lecture
+    date: str
+    lecture_words: int  # the lecture's length in the version read
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,11 +93,18 @@ def prerequisite_mentions(path: Path) -> set[int]:
     return found
 
 
-def reading_minutes(path: Path) -> float:
-    """Minutes to read the main path at :data:`WORDS_PER_MINUTE` (prose outside code,
-    exercises, solutions, dropdowns and "Going deeper" parts)."""
-    metrics = style_metrics.measure(path.read_text())
-    return (metrics["words"] - metrics["deeper"]) / WORDS_PER_MINUTE
+def student_reads() -> dict[int, StudentRead]:
+    """Chapter number -> its latest independent student read."""
+    import json
+
+    rows = json.loads(READS.read_text())["reads"]
+    return {int(number): StudentRead(**row) for number, row in rows.items()}
+
+
+def lecture_words(path: Path) -> int:
+    """Words of the lecture: from the top to 'What this chapter checked', outside
+    code, dropdowns, exercises and solutions (``tools/style_metrics.py --lecture``)."""
+    return style_metrics.measure(style_metrics.lecture(path.read_text()))["words"]
 
 
 def exercises(path: Path) -> list[Exercise]:
@@ -189,6 +213,6 @@ if __name__ == "__main__":
         found = exercises(path)
         computing = sum(e.computational for e in found)
         print(
-            f"{number}  {title(path)[:48]:48s} {reading_minutes(path):4.0f} min  "
+            f"{number}  {title(path)[:48]:48s} {lecture_words(path):5d} words  "
             f"{len(found)} exercises ({computing} computational)"
         )
