@@ -453,6 +453,52 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
     "icl_lib.analysis.selection.bayes_label_accuracy": {
         "labels": lambda: torch.tensor([0, 1, 2, 0]),
     },
+    # chapter 5's selection frontier: two one-penalty learners on two kinds of prompt
+    "icl_lib.analysis.frontier": {
+        "path_errors": lambda: torch.tensor(
+            [[1.0, 2.0, 1.5, 2.5], [2.0, 1.0, 2.5, 1.5]]
+        ),
+        "groups": lambda: torch.tensor([0, 1, 0, 1]),
+        "reference": lambda: torch.tensor([1.0, 1.5]),
+        "learner_errors": lambda: torch.tensor([1.2, 1.1, 1.3, 1.0]),
+    },
+    "icl_lib.plotting.selection_figures": {
+        "frontier_x": lambda: [1.3, 1.1, 1.0],
+        "frontier_y": lambda: [1.0, 2.0, 5.0],
+        "points": lambda: {"transformer": (1.05, 3.0)},
+        "xs": lambda: [1.0, 1.2],
+        "xlabel": lambda: "x",
+        "ylabel": lambda: "y",
+    },
+    "icl_lib.analysis.reading": {"relative": lambda: [1.0, 0.9, 0.2, 1.1]},
+    "icl_lib.plotting.kernel_figures": {  # chapter 8's figures
+        "scaled_eigenvalues": lambda: [0.01, 0.1, 1.0],
+        "factors": lambda: {4: ([0.04, 0.34, 1.0], [0.04, 0.29, 0.8])},
+        "temperatures": lambda: [0.1, 0.2, 0.4],
+        "agreement": lambda: {"smoother": [0.8, 0.9, 0.85]},
+        "levels": lambda: {"best head": 0.88},
+        "chosen": lambda: 0.2,
+    },
+    "icl_lib.plotting.task_pool_diagram": {
+        "panels": lambda: [
+            {"pool": [[0.0, 1.0], [1.0, 0.0]], "weights": [0.25, 0.75], "title": "M"}
+        ],
+        "ridge_mean": lambda: [0.1, 0.2],
+        "ridge_cov": lambda: [[0.2, 0.05], [0.05, 0.1]],
+    },
+    "icl_lib.plotting.implicit_figures": {  # chapter 7's figures
+        "labels": lambda: ["softmax, plain", "ssm, skip"],
+        "errors": lambda: [1e-16, 0.0],
+        "controls": lambda: [0.01, 0.4],
+        "ks": lambda: [0, 1, 2, 3],
+        "implicit": lambda: [1.0, 0.7, 0.5, 0.4],
+        "one_pass": lambda: [1.0, 0.8, 0.7, 0.6],
+        "converged_ks": lambda: [2, 3],
+        "converged": lambda: [0.6, 0.3],
+        "passes": lambda: [1, 10, 100],
+        "test_error": lambda: [0.5, 0.35, 0.3],
+        "train_error": lambda: [0.4, 1e-3, 1e-9],
+    },
     "icl_lib.analysis.stability": {
         "position": lambda: 1,
         "ms": lambda: [2, 4],
@@ -605,6 +651,10 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "keys": lambda: _randn(4, 2).double(),
         "queries": lambda: _randn(4, 2, seed=1).double(),
     },
+    "icl_lib.models.frame_memory": {  # chapter 9's tight-frame memory
+        "state_dim": lambda: 4,
+        "n_pairs": lambda: 6,
+    },
     "icl_lib.models.associative_memory.train_associative_memories": {
         "steps": lambda: 3,
         "batch_size": lambda: 8,
@@ -734,6 +784,7 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "rows": lambda: {"x": [1.0]},
     },
     "icl_lib.notebook.multiple_text": {"factor": lambda: 2.5},
+    "icl_lib.notebook.scientific_text": {"x": lambda: 3.6e-15},
     "icl_lib.notebook.trend_summary": {
         "budgets": lambda: {
             "the ratio": {"end": 1.0, "reached": None, "slope": -0.5, "factor": 4.0}
@@ -891,6 +942,10 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "start": lambda: torch.softmax(_randn(2, 3).double(), -1),
         "transition": lambda: torch.softmax(_randn(2, 3, 3, seed=1).double(), -1),
         "emission": lambda: torch.softmax(_randn(2, 3, VOCAB, seed=2).double(), -1),
+    },
+    "icl_lib.analysis.prompt_mismatch": {  # chapter 4's prompt-start mismatch
+        "mixture": lambda: _concept_mixture(),
+        "prompts": lambda: _concept_prompts(),
     },
     "icl_lib.analysis.concepts": {
         "model": lambda: _token_model(),

@@ -46,7 +46,8 @@ def test_the_cache_and_state_diagram_shows_both_memories():
     texts = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
     assert all(not ax.axison for ax in fig.axes)
     assert "a cache that grows" in texts and "a state of fixed size" in texts
-    assert texts.count("$k_2$") == 2 and "$k_3$" not in texts  # both sides, 2 pairs
+    # two pairs, drawn on both sides
+    assert texts.count("$\\kappa_2$") == 2 and "$\\kappa_3$" not in texts
     plt.close(fig)
     with pytest.raises(ValueError, match="n_pairs: expected an int from 1 to 4"):
         plotting.cache_and_state_diagram(n_pairs=0)

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import style_metrics
 
+from icl_lib.plotting import book_map
+
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 
 # Chapter -> the chapters its "Prerequisites" paragraph requires, and those it says
-# help or are used once. Every edge points backwards: the book can be taught in order.
-REQUIRES = {1: (), 2: (1,), 3: (1,), 4: (1,), 5: (1, 2, 4), 6: (1,), 7: (1,),
-            8: (1, 2, 4), 9: (1, 2, 7)}  # fmt: skip
-HELPS = {4: (3,), 6: (2,), 7: (2,), 9: (6,)}
+# help or are used once: one copy, the one chapter 1's map of the book draws.
+REQUIRES = book_map.REQUIRES
+HELPS = book_map.HELPS
 
 # Teaching paths: name -> sessions, each a tuple of chapters taught in one sitting.
 PATHS = {
@@ -37,9 +38,10 @@ PATHS = {
     ),
 }
 
-# Independent student reads: per chapter, the minutes a reader who knows regression and
-# transformers (not ICL theory) needed to understand the lecture, and a clarity rating,
-# each taken on the rendered page of one version of the chapter (data/student_reads.json).
+# Independent student reads: per chapter, the minutes a reader who knows regression
+# and transformers (not ICL theory) needed to understand the lecture, and a clarity
+# rating, each on the rendered page of one version of the chapter
+# (data/student_reads.json).
 READS = ROOT / "data" / "student_reads.json"
 # A read stays valid while the lecture keeps its length within this share: a chapter
 # rewritten beyond it needs a new read (tests/test_course.py).

@@ -38,8 +38,8 @@ CHAPTERS = {
 }
 # Chapter -> the chapters it requires, and those that only help (tools/course.py).
 REQUIRES = {1: (), 2: (1,), 3: (1,), 4: (1,), 5: (1, 2, 4), 6: (1,), 7: (1,),
-            8: (1, 2, 4), 9: (1, 2, 7)}  # fmt: skip
-HELPS = {4: (3,), 6: (2,), 7: (2,), 9: (6,)}
+            8: (1, 2, 4), 9: (1, 2)}  # fmt: skip
+HELPS = {4: (3,), 6: (2,), 7: (2,), 9: (6, 7)}
 # Where each box sits: (column, row), row 0 at the top. A chapter sits one row below
 # its deepest requirement, and beside the chapter that helps it.
 LAYOUT = {1: (2.0, 0), 3: (0.0, 1), 4: (1.0, 1), 2: (2.0, 1), 6: (3.0, 1),

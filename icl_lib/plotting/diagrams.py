@@ -546,7 +546,7 @@ def cache_and_state_diagram(n_pairs: int = 3):
     """Chapter 9's idea: attention keeps every earlier token in a cache that grows with
     the context and compares the query with each (left); a recurrent layer folds each
     token into a state of fixed size as it reads, and the query sees only that state
-    (right), here the matrix state ``S = sum_s v_s k_s^T`` of linear attention
+    (right), here the matrix state ``S = sum_s v_s kappa_s^T`` of linear attention
     (Katharopoulos et al. 2020)."""
     if (
         isinstance(n_pairs, bool)
@@ -554,8 +554,10 @@ def cache_and_state_diagram(n_pairs: int = 3):
         or not 1 <= n_pairs <= 4
     ):
         raise ValueError(f"n_pairs: expected an int from 1 to 4, got {n_pairs!r}")
-    tokens = [t for s in range(1, n_pairs + 1) for t in (f"$k_{s}$", f"$v_{s}$")]
-    tokens.append("$q$")
+    tokens = [
+        t for s in range(1, n_pairs + 1) for t in (f"$\\kappa_{s}$", f"$v_{s}$")
+    ]
+    tokens.append("$\\rho$")
     fig, ax = plt.subplots(figsize=(10.5, 4.0))
     ax.set_axis_off()
     width = len(tokens)
@@ -605,7 +607,7 @@ def cache_and_state_diagram(n_pairs: int = 3):
             ax.text(
                 x0 + width / 2 - 0.1,
                 2.5,
-                "$S = \\sum_s v_s k_s^\\top$\nfixed size, written once",
+                "$S = \\sum_s v_s \\kappa_s^\\top$\nfixed size, written once",
                 ha="center",
                 va="center",
                 fontsize=10,
@@ -631,7 +633,7 @@ def cache_and_state_diagram(n_pairs: int = 3):
                     connectionstyle="arc3,rad=-0.3",
                 )
             )
-            ax.text(x0 + width - 0.2, 2.0, "read $S q$", fontsize=10, color=QUERY)
+            ax.text(x0 + width - 0.2, 2.0, "read $S \\rho$", fontsize=10, color=QUERY)
     return fig
 
 
