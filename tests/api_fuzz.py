@@ -478,6 +478,10 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "agreement": lambda: {"smoother": [0.8, 0.9, 0.85]},
         "levels": lambda: {"best head": 0.88},
         "chosen": lambda: 0.2,
+        "ks": lambda: [1, 2, 4],
+        "in_distribution": lambda: {"kernel sum": [1.0, 0.7, 0.5]},
+        "shifted": lambda: {"kernel sum": [1.0, 0.8, 0.6]},
+        "limit": lambda: 0.4,
     },
     "icl_lib.plotting.task_pool_diagram": {
         "panels": lambda: [

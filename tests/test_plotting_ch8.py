@@ -34,6 +34,8 @@ def test_the_slot_diagram_follows_the_label_slots_layer_by_layer():
     assert "$y_4$" not in texts and "f_3" not in texts  # 3 examples, 2 layers
     assert "after layer 2" in texts and "prediction $f_2(x_q) = -u_q$" in texts
     assert texts.count("K(x_i, x_j)") == 2  # the update, once per layer
+    # the arrows go into the query's slot only; the text says every slot is updated
+    assert texts.count("every slot (arrows: the query's)") == 2
     plt.close(fig)
 
 
@@ -128,7 +130,12 @@ def test_the_temperature_plot_marks_the_fit_and_the_rivals():
             "smoother, selection prompts": curve,
             "smoother, held-out prompts": curve - 0.01,
         },
-        levels={"best head (held-out)": 0.88, "majority vote (held-out)": 0.74},
+        levels={
+            "best head (held-out)": 0.88,
+            "kernel ridge (held-out)": 0.95,
+            "1-NN (held-out)": 0.89,
+            "majority vote (held-out)": 0.74,
+        },
         chosen=temperatures[3],
     )
     (ax,) = fig.axes
@@ -138,9 +145,22 @@ def test_the_temperature_plot_marks_the_fit_and_the_rivals():
         "smoother, selection prompts",
         "smoother, held-out prompts",
         "best head (held-out)",
+        "kernel ridge (held-out)",
+        "1-NN (held-out)",
         "majority vote (held-out)",
         "chosen temperature",
     }
+    # the model's rival in black, every other rival a colour of its own
+    assert to_hex(lines["best head (held-out)"].get_color()) == "#000000"
+    rival_colours = [
+        to_hex(lines[name].get_color())
+        for name in (
+            "kernel ridge (held-out)",
+            "1-NN (held-out)",
+            "majority vote (held-out)",
+        )
+    ]
+    assert len(set(rival_colours)) == 3 and "#000000" not in rival_colours
     assert list(lines["best head (held-out)"].get_ydata()) == [0.88, 0.88]
     assert list(lines["chosen temperature"].get_xdata()) == [temperatures[3]] * 2
     np.testing.assert_allclose(lines["smoother, selection prompts"].get_ydata(), curve)
@@ -174,3 +194,62 @@ def test_every_kernel_figure_can_draw_into_a_given_axes():
     with pytest.raises(TypeError, match="ax: expected a matplotlib Axes"):
         kernel_figures.filter_factors(scaled, _factors(scaled), ax="left")
     plt.close(fig)
+
+
+def _gap_panels(**kwargs):
+    ks = [1, 2, 4, 8, 16]
+    return kernel_figures.kernel_gap_panels(
+        ks,
+        {
+            "kernel sum vs Bayes": [1.5, 1.1, 0.8, 0.55, 0.4],
+            "prior vs Bayes": [0.3, 0.35, 0.4, 0.42, 0.45],
+            "Bayes vs the true concept": [0.6, 0.3, 0.1, 0.01, 1e-5],
+        },
+        {"kernel sum vs Bayes": [1.5, 1.2, 0.9, 0.7, 0.6]},
+        **{"limit": 0.45, **kwargs},
+    )
+
+
+def test_the_gap_panels_draw_the_rate_beside_the_curve_and_the_limit():
+    fig = _gap_panels()
+    left, right = fig.axes
+    assert left.get_xscale() == right.get_xscale() == "log"
+    assert left.get_yscale() == "log"
+    lines = {line.get_label(): line for line in left.get_lines()}
+    reference = lines["$\\propto k^{-0.5}$"]
+    assert reference.get_linestyle() == ":"
+    ks = np.array([1, 2, 4, 8, 16.0])
+    ref = np.asarray(reference.get_ydata())
+    # slope -1/2 on log-log axes, half again above the kernel sum's last point
+    np.testing.assert_allclose(ref * np.sqrt(ks), ref[0])
+    assert ref[-1] == pytest.approx(1.5 * 0.4)
+    # a curve that falls below the floor leaves the panel; the others stay in view
+    assert left.get_ylim()[0] == pytest.approx(0.02)
+    assert left.get_ylim() == right.get_ylim()  # one scale for both panels
+    (limit,) = [line for line in right.get_lines() if "limit" in line.get_label()]
+    assert list(limit.get_ydata()) == [0.45, 0.45] and limit.get_linestyle() == "--"
+    assert "0.45" in limit.get_label()
+    plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"limit": 0.0}, ValueError, "limit: expected numbers > 0"),
+        ({"floor": 100.0}, ValueError, "floor: expected a value below"),
+        ({"floor": -1.0}, ValueError, "floor: expected numbers > 0"),
+        ({"limit": "x"}, TypeError, "limit: expected numbers"),
+    ],
+)
+def test_the_gap_panels_refuse_what_they_cannot_draw(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        _gap_panels(**kwargs)
+    with pytest.raises(ValueError, match=r"in_distribution\['a'\]: expected 2 values"):
+        kernel_figures.kernel_gap_panels(
+            [1, 2], {"a": [1.0]}, {"b": [1.0, 0.5]}, limit=0.4
+        )
+    with pytest.raises(ValueError, match=r"shifted\['b'\]: expected numbers > 0"):
+        kernel_figures.kernel_gap_panels(
+            [1, 2], {"a": [1.0, 0.5]}, {"b": [1.0, 0.0]}, limit=0.4
+        )
+    plt.close("all")

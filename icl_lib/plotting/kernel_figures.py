@@ -1,6 +1,7 @@
-"""Chapter 8's own figures: the label slots of Cheng et al.'s attention layers, the
-filter factors of functional gradient descent against ridge's, and the agreement of a
-softmax smoother with a model against its temperature.
+"""Chapter 8's own figures: the gap between Han et al.'s kernel sum and the Bayes
+predictive, the label slots of Cheng et al.'s attention layers, the filter factors of
+functional gradient descent against ridge's, and the agreement of a softmax smoother
+with a model against its temperature.
 
 Like the rest of :mod:`icl_lib.plotting`, nothing here runs a model or an experiment:
 each function takes numbers (or nothing, for the diagram) and returns a Figure.
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
+import numpy as np
 from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.ticker import NullFormatter
 
@@ -39,6 +41,74 @@ def _slot_text(layer: int, i: int | None) -> str:
     if i is None:
         return f"$-f_{layer}(x_q)$"
     return f"$y_{i} - f_{layer}(x_{i})$"
+
+
+def kernel_gap_panels(
+    ks,
+    in_distribution: Mapping[str, object],
+    shifted: Mapping[str, object],
+    *,
+    limit: float,
+    slope: float = -0.5,
+    floor: float = 0.02,
+):
+    """Han et al.'s kernel sum against the Bayes predictive, two panels on log-log
+    axes over the number of demonstrations ``ks``.
+
+    Left, demonstrations drawn like pre-training (``in_distribution``: name -> mean
+    gaps, one per ``k``; the first series is the kernel sum's): a dotted reference
+    ``c k^slope`` runs parallel to the first series, half again above its last point,
+    so that it never hides it. Right, shifted demonstrations (``shifted``, the same
+    form), with the theory's ``limit`` of the first series as ``k -> infinity`` drawn
+    dashed. The panels share the y axis, cut at ``floor`` below (a series that falls
+    further leaves the panel at the bottom).
+    """
+    ks = _in.numbers("ks", ks, minimum=0, strict=True)  # a log axis
+    groups = {
+        "in_distribution": _in.curves(
+            "in_distribution", in_distribution, len(ks), minimum=0, strict=True
+        ),
+        "shifted": _in.curves("shifted", shifted, len(ks), minimum=0, strict=True),
+    }
+    limit = float(_in.numbers("limit", [limit], minimum=0, strict=True)[0])
+    slope = float(_in.numbers("slope", [slope])[0])
+    floor = float(_in.numbers("floor", [floor], minimum=0, strict=True)[0])
+    top = 1.3 * max(
+        float(np.nanmax(values))
+        for group in groups.values()
+        for values in group.values()
+    )
+    if not floor < top:
+        raise ValueError(f"floor: expected a value below the curves' top {top:.3g}")
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.9), sharey=True)
+    titles = ("demonstrations drawn like pre-training", "shifted demonstrations")
+    for ax, (group, curves), title in zip(axes, groups.items(), titles, strict=True):
+        for i, (name, values) in enumerate(curves.items()):
+            ax.plot(ks, values, marker="o", ms=4, color=PALETTE[i], label=name)
+        ax.set(xscale="log", yscale="log", xlabel="demonstrations $k$", title=title)
+        ax.set_ylim(floor, top)
+        if group == "in_distribution":
+            first = next(iter(curves.values()))
+            c = 1.5 * first[-1] / ks[-1] ** slope
+            ax.plot(
+                ks,
+                c * ks**slope,
+                ls=":",
+                color="#444444",
+                label=f"$\\propto k^{{{slope:g}}}$",
+            )
+        else:
+            ax.axhline(
+                limit,
+                color=NEUTRAL,
+                ls="--",
+                lw=1.4,
+                label=f"its limit as $k \\to \\infty$: {limit:.2f}",
+            )
+        ax.legend(fontsize=8.5, loc="lower left")
+        finish_axes(ax)
+    axes[0].set_ylabel("mean L1 gap")
+    return fig
 
 
 def label_slot_diagram(n_examples: int = 3, n_layers: int = 2):
@@ -127,7 +197,7 @@ def label_slot_diagram(n_examples: int = 3, n_layers: int = 2):
         ax.text(
             right + 0.2,
             y + row_gap / 2 + 0.05,
-            "every slot:\n"
+            "every slot (arrows: the query's):\n"
             "$u_j \\leftarrow u_j - \\frac{\\eta}{N}\\sum_i K(x_i, x_j)\\, u_i$",
             ha="left",
             va="center",
@@ -228,8 +298,9 @@ def temperature_agreement(
 ):
     """How often a softmax smoother's sign agrees with a model, against its temperature
     (log axis): one line per set of prompts (``agreement``: name -> values, one per
-    temperature), horizontal lines for fixed rivals (``levels``: name -> agreement),
-    and a mark at the ``chosen`` temperature when given."""
+    temperature), horizontal lines for fixed rivals (``levels``: name -> agreement;
+    the first in the model's black, each other in a colour of its own), and a mark at
+    the ``chosen`` temperature when given."""
     temperatures = _in.numbers("temperatures", temperatures, minimum=0, strict=True)
     agreement = _in.curves("agreement", agreement, len(temperatures), minimum=0)
     if levels is not None and not _in.mapping("levels", levels):
@@ -252,11 +323,16 @@ def temperature_agreement(
             label=name,
         )
     styles = ("--", ":", "-.")
+    if len(agreement) + len(levels) > len(PALETTE) + 1:
+        raise ValueError(
+            f"levels: expected at most {len(PALETTE) + 1 - len(agreement)} rivals "
+            f"beside {len(agreement)} curves (one colour each), got {len(levels)}"
+        )
     for i, (name, value) in enumerate(levels.items()):
         value = float(_in.numbers(f"levels[{name!r}]", [value])[0])
-        ax.axhline(
+        ax.axhline(  # the first rival in the model's colour, the rest in their own
             value,
-            color=TRANSFORMER if i == 0 else NEUTRAL,
+            color=TRANSFORMER if i == 0 else PALETTE[len(agreement) + i - 1],
             ls=styles[i % len(styles)],
             lw=1.4,
             label=name,
