@@ -104,3 +104,19 @@ def test_a_title_must_be_text():
     panel = {"pool": np.zeros((1, 2)), "weights": [1.0], "title": 3}
     with pytest.raises(TypeError, match=r"title'\]: expected a str"):
         task_pool_diagram([panel], ridge_mean=[0, 0], ridge_cov=np.eye(2))
+
+
+def test_the_means_and_the_task_are_drawn_above_every_disc_and_ellipse():
+    # With a large pool the discs cover dMMSE's mean; it must stay visible on top.
+    task, xs, ys, mean, cov = _context(seed=5)
+    fig = task_pool_diagram(
+        [_panel(xs, ys, 512, seed=6)], ridge_mean=mean, ridge_cov=cov, task=task
+    )
+    ax = fig.axes[0]
+    below = [a.get_zorder() for a in (*ax.collections, *ax.patches)]
+    marks = {line.get_marker(): line for line in ax.get_lines()}
+    assert set(marks) == {"x", "+", "*"}
+    for line in marks.values():
+        assert line.get_zorder() > max(below)
+        assert line.get_path_effects(), "each mark keeps a halo against the discs"
+    plt.close(fig)

@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Ellipse
+from matplotlib.patheffects import Normal, Stroke
 
 from .._checks import check_sequence
 from . import _inputs as _in
@@ -28,6 +29,7 @@ from .style import NEUTRAL, PALETTE, TRANSFORMER, finish_axes, learner_color
 
 DMMSE = PALETTE[1]  # the colour dMMSE takes in the chapter's curves
 RIDGE = learner_color("ridge")
+MARKS = 5  # the z-order of the means and the task: above every disc and ellipse
 
 
 def _panel(index: int, panel) -> tuple[np.ndarray, np.ndarray, str]:
@@ -108,7 +110,8 @@ def task_pool_diagram(
 
     Every pool point is drawn as a small open circle; its posterior weight as a
     filled disc whose area is proportional to the weight; the pool's posterior mean
-    (dMMSE's ``w``) as a cross; ridge's mean as a plus. One legend, below the panels.
+    (dMMSE's ``w``) as a cross; ridge's mean as a plus; both, and the task, drawn above
+    the discs with a white halo. One legend, below the panels.
     Chapter 3.
     """
     check_sequence("panels", panels, "a sequence of panel mappings", nonempty=True)
@@ -140,10 +143,19 @@ def task_pool_diagram(
             *pool.T, s=1200 * weights, color=DMMSE, alpha=0.75, edgecolors="none"
         )
         dmmse_mean = weights @ pool
-        ax.plot(*dmmse_mean, "x", color=DMMSE, ms=11, mew=2.5)
-        ax.plot(*mean, "+", color=RIDGE, ms=13, mew=2.5)
-        if task is not None:
-            ax.plot(*task, "*", color=TRANSFORMER, ms=13)
+        # The three marks sit above the discs and the ellipses, each with a white halo,
+        # so that a disc drawn over dMMSE's mean (a large pool) cannot hide it.
+        for point, marker, color, ms, mew in (
+            (task, "*", TRANSFORMER, 13, 1.0),
+            (mean, "+", RIDGE, 13, 2.5),
+            (dmmse_mean, "x", DMMSE, 11, 2.5),
+        ):
+            if point is None:
+                continue
+            (line,) = ax.plot(*point, marker, color=color, ms=ms, mew=mew, zorder=MARKS)
+            line.set_path_effects(
+                [Stroke(linewidth=mew + 3, foreground="white"), Normal()]
+            )
         ax.set(
             xlim=(-extent, extent),
             ylim=(-extent, extent),
