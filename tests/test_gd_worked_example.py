@@ -1,4 +1,5 @@
-"""Chapter 2's worked example (d = 2, N = 3): the numbers its text computes by hand.
+"""Chapter 2's worked example (d = 2, N = 3): the numbers its text computes by hand;
+and the formula behind its Monte Carlo check of the best step's population loss.
 
 The chapter draws the prompt matrix Z before and after two constructed layers and asks
 the reader to check every entry; the text types them as fractions. If the library's
@@ -45,3 +46,21 @@ def test_the_query_slot_is_minus_what_gradient_descent_predicts():
         assert torch.allclose(-Zs[K][0, -1, -1], learners.gd(XS, YS, XQ, ETA, K)[0])
     assert learners.gd(XS, YS, XQ, ETA, 1).item() == 1.5
     assert learners.gd(XS, YS, XQ, ETA, 2).item() == 2.25
+
+
+def test_one_steps_loss_given_the_inputs_is_the_formula_the_chapter_averages():
+    """The chapter's Monte Carlo check of the best step's population loss averages the
+    task w ~ N(0, I) and the query (E x_q x_q^T = v I) exactly: given the context
+    inputs X, half the expected squared error of one step of size eta from 0 is
+    v ||eta X^T X / N - I||_F^2 / 2. Brute force over sampled tasks and queries."""
+    gen = torch.Generator().manual_seed(0)
+    n, d, eta, v = 10, 10, 6.0, 1 / 12
+    X = torch.rand(n, d, generator=gen, dtype=F64) - 0.5
+    A = eta * X.T @ X / n - torch.eye(d, dtype=F64)
+    formula = v * float((A**2).sum()) / 2
+    w = torch.randn(200_000, d, generator=gen, dtype=F64)
+    xq = torch.rand(200_000, d, generator=gen, dtype=F64) - 0.5
+    pred = eta / n * torch.einsum("bd,ed,ef,bf->b", xq, X, X, w)  # x_q^T X^T X w
+    sq = 0.5 * (pred - (w * xq).sum(-1)) ** 2
+    se = float(sq.std()) / sq.numel() ** 0.5
+    assert abs(float(sq.mean()) - formula) < 4 * se

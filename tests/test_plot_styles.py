@@ -140,3 +140,14 @@ def test_a_log_axis_of_one_decade_shows_no_power_notation():
     assert labels and not any("times" in s or "^" in s for s in labels)
     assert all(float(s.replace("\u2212", "-")) > 0 for s in labels)
     assert np.isfinite([float(s.replace("\u2212", "-")) for s in labels]).all()
+
+
+def test_matrix_panels_on_their_own_scales_draw_a_colour_bar_each():
+    """One bar for panels on different scales would state only the last one's scale
+    (chapter 2's key-query diagonal of 1 read as 6)."""
+    matrices = {"a": np.eye(3), "b": 6 * np.ones((3, 3))}
+    own = plotting.matrix_panels(matrices, shared_scale=False)
+    shared = plotting.matrix_panels(matrices)
+    assert len(own.axes) == 4 and len(shared.axes) == 3  # panels plus colour bars
+    limits = sorted(ax.get_ylim()[1] for ax in own.axes[2:])
+    assert limits == pytest.approx([1.0, 6.0])

@@ -46,10 +46,10 @@ def gd_attention_diagram(n_context: int = 4):
     rows = [
         (r"$L(W) = \frac{1}{2N}\sum_i (W x_i - y_i)^2$", "the prompt's own loss"),
         (
-            r"$W_1 = -\eta\,\nabla L(0) = \frac{\eta}{N}\sum_i y_i\, x_i^\top$",
+            r"$W^{(1)} = -\eta\,\nabla L(0) = \frac{\eta}{N}\sum_i y_i\, x_i^\top$",
             "one step",
         ),
-        (r"$\hat y_q = W_1 x_q = \frac{\eta}{N}\sum_i (x_i^\top x_q)\; y_i$", ""),
+        (r"$\hat y_q = W^{(1)} x_q = \frac{\eta}{N}\sum_i (x_i^\top x_q)\; y_i$", ""),
     ]
     for i, (formula, note) in enumerate(rows):
         y = 5.0 - 1.8 * i

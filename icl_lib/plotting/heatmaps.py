@@ -104,7 +104,9 @@ def matrix_panels(
 ):
     """Square matrices side by side (e.g. a trained weight block beside a closed form).
 
-    One symmetric colour scale for all panels when ``shared_scale``. Returns the Figure.
+    One symmetric colour scale and one colour bar for all panels when
+    ``shared_scale``; otherwise each panel has its own scale and its own colour bar.
+    Returns the Figure.
     """
     _in.mapping("matrices", matrices)
     _in.colormap("cmap", cmap)
@@ -129,7 +131,10 @@ def matrix_panels(
         ax.set_title(name, fontsize=10)
         ax.set(xticks=[], yticks=[])
         ax.grid(False)
-    fig.colorbar(im, ax=list(axes[0]), shrink=0.8)
+        if not shared_scale:  # a bar per panel: one bar would state only the last scale
+            fig.colorbar(im, ax=ax, shrink=0.8)
+    if shared_scale:
+        fig.colorbar(im, ax=list(axes[0]), shrink=0.8)
     return fig
 
 
