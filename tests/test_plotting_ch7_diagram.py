@@ -67,7 +67,13 @@ def test_the_identity_check_draws_errors_below_controls_on_a_log_axis():
     assert len(dots) == len(squares) == 3
     assert np.all(np.asarray(dots) > 0)  # an exact zero is drawn, below rounding
     assert np.all(np.asarray(dots) < np.asarray(squares))
-    assert "float64 rounding unit" in " ".join(t.get_text() for t in ax.texts)
+    # the axis names what both series measure; the legend says which is which, and
+    # names the rounding line, where no dot can cover its label
+    assert ax.get_ylabel() == "change of the output at the query"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("smallest change" in t for t in legend)
+    assert any("largest change" in t for t in legend)
+    assert "float64 rounding unit" in legend
     plt.close(fig)
 
 
@@ -80,12 +86,74 @@ def test_the_identity_check_refuses_what_it_cannot_draw():
         implicit_figures.identity_check(["a"], [1e-16], [0.0])
 
 
+def _decay(**changes):
+    args = {
+        "ks": [0, 1, 2, 3],
+        "curves": {
+            "trained block": [1.0, 0.6, 0.4, 0.3],
+            "trained block, shuffled labels": [1.0, 0.61, 0.39, 0.3],
+            "online gradient descent": [1.0, 0.9, 0.8, 0.7],
+        },
+        "first_steps": {"trained block": 2.51},
+        "reference": [1.0, 0.58, 0.41, 0.32],
+        "reference_label": "uniform average",
+    }
+    args.update(changes)
+    return implicit_figures.step_decay(args.pop("ks"), args.pop("curves"), **args)
+
+
+def test_the_step_decay_pairs_each_series_with_its_shuffled_control():
+    fig = _decay()
+    (ax,) = fig.axes
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    trained = lines["trained block (first step 2.5)"]
+    shuffled = lines["trained block, shuffled labels"]
+    other = lines["online gradient descent"]
+    # a series and its control: one colour and marker, told apart by the line style
+    assert trained.get_color() == shuffled.get_color() != other.get_color()
+    assert trained.get_marker() == shuffled.get_marker() != other.get_marker()
+    assert trained.get_linestyle() == "-" and shuffled.get_linestyle() == "--"
+    assert lines["uniform average"].get_linestyle() == ":"
+    assert ax.get_yscale() == "log"
+    # plain tick labels at every tick, not only at the powers of ten
+    ticks = [t for t in ax.get_yticks() if 0.2 <= t <= 1]
+    labels = [ax.yaxis.get_major_formatter()(t, k) for k, t in enumerate(ticks)]
+    assert labels == ["0.2", "0.5", "1"]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {
+                "curves": {"a, shuffled labels": [1.0, 0.5, 0.4, 0.3]},
+                "first_steps": None,
+            },
+            "the series it shuffles",
+        ),
+        ({"first_steps": {"nobody": 1.0}}, "first_steps: expected names of curves"),
+        ({"reference": [1.0, 0.5]}, "reference: expected 4 values"),
+        ({"first_steps": {}}, "first_steps: expected at least one name"),
+        ({"curves": {"a": [1.0, 0.5, 0.0, 0.3]}, "first_steps": None}, "numbers > 0"),
+        ({"curves": {"a": [1.0, 0.5]}, "first_steps": None}, "expected 4 values"),
+    ],
+)
+def test_the_step_decay_refuses_what_it_cannot_draw(change, message):
+    with pytest.raises(ValueError, match=message):
+        _decay(**change)
+    plt.close("all")
+
+
 def _comparison(**changes):
     ks = list(range(6))
     args = {
         "ks": ks,
         "implicit": [1.0, 0.8, 0.6, 0.5, 0.45, 0.4],
-        "one_pass": [1.0, 0.9, 0.8, 0.7, 0.65, 0.6],
+        "budgets": {
+            "1 pass": [1.0, 0.9, 0.8, 0.7, 0.65, 0.6],
+            "100 passes": [1.0, 0.85, 0.6, 0.45, 0.35, 0.3],
+        },
         "converged_ks": [2, 5],
         "converged": [0.7, 0.3],
         "passes": [1, 10, 100],
@@ -96,33 +164,46 @@ def _comparison(**changes):
     return implicit_figures.finetuning_comparison(
         args.pop("ks"),
         args.pop("implicit"),
-        args.pop("one_pass"),
+        args.pop("budgets"),
         args.pop("converged_ks"),
         args.pop("converged"),
         args.pop("passes"),
         args.pop("test_error"),
         args.pop("train_error"),
+        **args,
     )
 
 
-def test_the_finetuning_comparison_draws_both_panels():
+def test_the_finetuning_comparison_draws_ratios_to_the_implicit_update():
     fig = _comparison()
     left, right = fig.axes
-    labels = [line.get_label() for line in left.get_lines()]
-    assert labels == [
-        "implicit update (= in context)",
-        "SGD, one pass",
-        "SGD run to convergence",
+    lines = {line.get_label(): line for line in left.get_lines()}
+    assert list(lines) == [
+        "the implicit update",
+        "1 pass",
+        "100 passes",
+        "SGD run to interpolation",
     ]
+    # each budget is drawn over the implicit update's error, which is the line at 1
+    np.testing.assert_allclose(
+        lines["1 pass"].get_ydata(),
+        np.array([1.0, 0.9, 0.8, 0.7, 0.65, 0.6]) / [1.0, 0.8, 0.6, 0.5, 0.45, 0.4],
+    )
+    np.testing.assert_allclose(
+        lines["SGD run to interpolation"].get_ydata(), [0.7 / 0.6, 0.3 / 0.4]
+    )
+    assert list(lines["the implicit update"].get_ydata()) == [1, 1]
+    assert left.get_yscale() == "log"
+    assert "within 20 %" in left.get_title()
     assert right.get_xscale() == "log" and right.get_yscale() == "log"
-    assert "SGD on i = 5 examples" in right.get_title()
-    # the implicit update's error at the largest converged count, as the reference
-    levels = [
-        line.get_ydata()[0]
+    assert "on i = 5 examples" in right.get_title()
+    # the implicit update's error at the largest converged count, named in the legend
+    reference = [
+        line
         for line in right.get_lines()
-        if line.get_label().startswith("_")
+        if line.get_label() == "the implicit update's test error"
     ]
-    assert 0.4 in levels
+    assert reference and reference[0].get_ydata()[0] == 0.4
     plt.close(fig)
 
 
@@ -130,11 +211,14 @@ def test_the_finetuning_comparison_draws_both_panels():
     ("change", "message"),
     [
         ({"implicit": [1.0, 0.5]}, "implicit: expected 6 values"),
+        ({"budgets": {"1 pass": [1.0, 0.5]}}, "1 pass'\\]: expected 6 values"),
+        ({"budgets": {}}, "budgets: expected at least one"),
         ({"converged": [0.7]}, "converged: expected 2 values"),
         ({"converged_ks": [2, 7]}, "converged_ks: expected counts among ks"),
         ({"passes": [1, 100, 10]}, "passes: expected increasing counts"),
         ({"train_error": [0.5, 0.0, 1e-9]}, "train_error: expected numbers > 0"),
         ({"test_error": [0.6, 0.3]}, "test_error: expected 3 values"),
+        ({"band": 1.0}, "band: expected numbers > 1"),
     ],
 )
 def test_the_finetuning_comparison_refuses_mismatched_inputs(change, message):

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, Rectangle
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
 from . import _inputs as _in
 from .style import NEUTRAL, PALETTE, TRANSFORMER, finish_axes
@@ -197,7 +197,7 @@ def identity_check(
         ls="none",
         color=PALETTE[1],
         ms=7,
-        label="dropping $Y$ without the update",
+        label="dropping $Y$ without the update (smallest change)",
     )
     ax.plot(
         x,
@@ -206,68 +206,209 @@ def identity_check(
         ls="none",
         color=PALETTE[0],
         ms=7,
-        label="with the rank-1 update (the identity's error)",
+        label="with the rank-1 update (largest change: the identity's error)",
     )
-    ax.axhline(rounding, color=NEUTRAL, ls=":", lw=1)
-    ax.annotate(
-        "float64 rounding unit",
-        (1, rounding),
-        xycoords=("axes fraction", "data"),
-        xytext=(-3, 4),
-        textcoords="offset points",
-        ha="right",
-        fontsize=9,
-        color="#444444",
-    )
+    # the rounding line is named in the legend, where no dot can cover its label
+    ax.axhline(rounding, color=NEUTRAL, ls=":", lw=1, label="float64 rounding unit")
     ax.set_yscale("log")
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=9)
-    ax.set(ylabel="largest change of the output", title=title)
+    ax.set(ylabel="change of the output at the query", title=title)
     ax.legend(fontsize=9, loc="center right")
     finish_axes(ax)
+    return fig
+
+
+SHUFFLED = ", shuffled labels"  # the suffix that pairs a series with its control
+_DECAY_COLOURS = (TRANSFORMER, PALETTE[1], PALETTE[0], PALETTE[2], PALETTE[3])
+_DECAY_MARKERS = ("o", "s", "^", "D", "v")
+
+
+def _text(name: str, value) -> str:
+    """A legend entry or a name shown as given: a string."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def _plain_fixed_ticks(axis, ticks) -> None:
+    """Log-axis ticks at ``ticks``, each labelled plainly (0.2, 0.5, 1, 1.5), with no
+    minor ticks. Call it after :func:`finish_axes`, whose log formatter would label
+    only the powers of ten on an axis that spans about a decade."""
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+
+
+def step_decay(
+    ks,
+    curves,
+    *,
+    first_steps=None,
+    reference=None,
+    reference_label: str = "",
+    title: str = "",
+    ax=None,
+):
+    """Step lengths against the number of tokens consumed, each divided by its first,
+    on a log axis with plain ticks.
+
+    A series named ``"<name>, shuffled labels"`` is drawn in the colour and marker of
+    ``<name>``, dashed with open markers: a series and its shuffled-label control are
+    told apart by line style, and the eye reads them as a pair. Every other series
+    takes its own colour and marker (the first one black), solid.
+
+    Args:
+        ks: tokens consumed before each step (``0..N-1``).
+        curves: name -> relative step lengths, one per ``k`` (positive).
+        first_steps: name -> the first step's length, added to that series' legend
+            entry (optional; only series whose lengths are comparable).
+        reference: values of a reference curve, one per ``k``, drawn dotted.
+        reference_label: its legend entry.
+    """
+    ks = _in.numbers("ks", ks, minimum=0)
+    _in.curves("curves", curves)
+    if first_steps is not None and not _in.mapping("first_steps", first_steps):
+        raise ValueError(
+            "first_steps: expected at least one name -> first step, or None for none"
+        )
+    first_steps = _in.optional_mapping("first_steps", first_steps)
+    reference_label = _text("reference_label", reference_label)
+    unknown = set(first_steps) - set(curves)
+    if unknown:
+        raise ValueError(
+            f"first_steps: expected names of curves {sorted(curves)}, got "
+            f"{sorted(unknown)}"
+        )
+    bases = [name for name in curves if not name.endswith(SHUFFLED)]
+    for name in curves:
+        if name.endswith(SHUFFLED) and name[: -len(SHUFFLED)] not in bases:
+            raise ValueError(
+                f"curves[{name!r}]: expected the series it shuffles, "
+                f"{name[: -len(SHUFFLED)]!r}, among the curves"
+            )
+    if len(bases) > len(_DECAY_COLOURS):
+        raise ValueError(
+            f"curves: expected at most {len(_DECAY_COLOURS)} series besides their "
+            f"shuffled-label controls, got {len(bases)}"
+        )
+    _in.axes("ax", ax)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(9.6, 4.2))
+    else:
+        fig = ax.figure
+    values_seen = []
+    for name, values in curves.items():
+        values = _in.numbers(f"curves[{name!r}]", values, minimum=0, strict=True)
+        if values.shape != ks.shape:
+            raise ValueError(
+                f"curves[{name!r}]: expected {len(ks)} values (one per k), got "
+                f"{len(values)}"
+            )
+        shuffled = name.endswith(SHUFFLED)
+        k = bases.index(name[: -len(SHUFFLED)] if shuffled else name)
+        colour, marker = _DECAY_COLOURS[k], _DECAY_MARKERS[k]
+        label = name
+        if name in first_steps:
+            first = float(_in.numbers(f"first_steps[{name!r}]", [first_steps[name]])[0])
+            label = f"{name} (first step {first:.2g})"
+        ax.plot(
+            ks,
+            values,
+            "--" if shuffled else "-",
+            color=colour,
+            marker=marker,
+            ms=5,
+            mfc="white" if shuffled else colour,
+            lw=1.6,
+            label=label,
+        )
+        values_seen.append(values)
+    if reference is not None:
+        reference = _in.numbers("reference", reference, minimum=0, strict=True)
+        if reference.shape != ks.shape:
+            raise ValueError(
+                f"reference: expected {len(ks)} values (one per k), got "
+                f"{len(reference)}"
+            )
+        ax.plot(ks, reference, ":", color=NEUTRAL, lw=1.6, label=reference_label)
+        values_seen.append(reference)
+    ax.set_yscale("log")
+    low = min(float(v.min()) for v in values_seen)
+    high = max(float(v.max()) for v in values_seen)
+    ticks = [
+        t for t in (0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5) if low / 1.5 <= t <= high * 1.5
+    ]
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set(
+        xlabel="context tokens consumed i",
+        ylabel="step length / first step",
+        title=title,
+    )
+    ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1))
+    finish_axes(ax)
+    _plain_fixed_ticks(ax.yaxis, ticks)
     return fig
 
 
 def finetuning_comparison(
     ks,
     implicit,
-    one_pass,
+    budgets,
     converged_ks,
     converged,
     passes,
     test_error,
     train_error,
     *,
+    band: float = 1.2,
+    converged_label: str = "SGD run to interpolation",
     title: str = "",
 ):
     """The implicit update beside fine-tuning, in two panels.
 
-    Left: error against the number of examples ``ks`` of the implicit update and of
-    one pass of SGD (one value per ``k``), and of SGD run to convergence at the
-    example counts ``converged_ks`` (squares). Right: the run at the largest of
+    Left: for each fine-tuning budget, its error over the implicit update's against
+    the number of examples ``ks``, on a log axis: 1 is the implicit update, and a
+    shaded band marks ``1/band .. band``; squares: SGD run to interpolation at the
+    example counts ``converged_ks``. Right: that run at the largest of
     ``converged_ks``, against the number of ``passes`` on log axes: its test error,
-    its own training error, and the implicit update's error at that count, dotted.
+    its own training error, and the implicit update's error at that count.
 
     Args:
         ks: example counts of the left panel.
-        implicit, one_pass: error at each ``k``.
-        converged_ks, converged: SGD run to convergence, its error at those counts
+        implicit: the implicit update's error at each ``k`` (positive).
+        budgets: label -> fine-tuning error at each ``k`` (positive), one curve per
+            budget.
+        converged_ks, converged: SGD run to interpolation, its error at those counts
             (each one of ``ks``).
         passes: pass counts of the right panel (positive, increasing).
-        test_error, train_error: SGD's test and training error after each pass count
-            at the largest of ``converged_ks`` (training error positive).
+        test_error, train_error: that run's test and training error after each pass
+            count at the largest of ``converged_ks`` (training error positive).
+        band: the width of the shaded band, a ratio > 1.
     """
     ks = _in.numbers("ks", ks, minimum=0)
-    implicit = _in.numbers("implicit", implicit, minimum=0)
-    one_pass = _in.numbers("one_pass", one_pass, minimum=0)
+    implicit = _in.numbers("implicit", implicit, minimum=0, strict=True)
+    if not _in.mapping("budgets", budgets):
+        raise ValueError("budgets: expected at least one fine-tuning curve, got none")
+    curves = {
+        label: _in.numbers(f"budgets[{label!r}]", values, minimum=0, strict=True)
+        for label, values in budgets.items()
+    }
     converged_ks = _in.numbers("converged_ks", converged_ks, minimum=0)
-    converged = _in.numbers("converged", converged, minimum=0)
+    converged = _in.numbers("converged", converged, minimum=0, strict=True)
     passes = _in.numbers("passes", passes, minimum=0, strict=True)
     test_error = _in.numbers("test_error", test_error, minimum=0, strict=True)
     train_error = _in.numbers("train_error", train_error, minimum=0, strict=True)
-    for name, values in (("implicit", implicit), ("one_pass", one_pass)):
+    band = float(_in.numbers("band", [band], minimum=1, strict=True)[0])
+    converged_label = _text("converged_label", converged_label)
+    if implicit.shape != ks.shape:
+        raise ValueError(
+            f"implicit: expected {len(ks)} values (one per k), got {len(implicit)}"
+        )
+    for label, values in curves.items():
         if values.shape != ks.shape:
             raise ValueError(
-                f"{name}: expected {len(ks)} values (one per k), got {len(values)}"
+                f"budgets[{label!r}]: expected {len(ks)} values (one per k), got "
+                f"{len(values)}"
             )
     if converged.shape != converged_ks.shape:
         raise ValueError(
@@ -289,36 +430,46 @@ def finetuning_comparison(
     end = float(converged_ks.max())
     at_end = float(implicit[ks == end][0])
     fig, (left, right) = plt.subplots(
-        1, 2, figsize=(11.0, 4.2), gridspec_kw={"width_ratios": [1.25, 1]}
+        1, 2, figsize=(11.5, 4.4), gridspec_kw={"width_ratios": [1.3, 1]}
     )
-    left.plot(
-        ks,
-        implicit,
-        "-",
-        marker="o",
-        ms=4,
-        lw=2.2,
-        color=TRANSFORMER,
-        label="implicit update (= in context)",
-    )
-    left.plot(ks, one_pass, "--", lw=1.8, color=PALETTE[1], label="SGD, one pass")
+    left.axhspan(1 / band, band, color="#DDDDDD", alpha=0.6, lw=0)
+    left.axhline(1, color=TRANSFORMER, lw=1.4, label="the implicit update")
+    colours = (PALETTE[1], PALETTE[5], PALETTE[2], PALETTE[0], PALETTE[3], PALETTE[6])
+    styles = ("--", "-.", "--", "-", "-.", "--")
+    for k, (label, values) in enumerate(curves.items()):
+        left.plot(
+            ks,
+            values / implicit,
+            styles[k % len(styles)],
+            color=colours[k % len(colours)],
+            lw=1.8,
+            label=label,
+        )
+    ratio = converged / implicit[np.searchsorted(ks, converged_ks)]
     left.plot(
         converged_ks,
-        converged,
-        ":",
-        marker="s",
+        ratio,
+        "s",
+        ls="none",
         ms=7,
-        lw=1.4,
         color=PALETTE[0],
-        label="SGD run to convergence",
+        mfc="white",
+        mew=1.6,
+        label=converged_label,
     )
+    left.set_yscale("log")
+    ratios = np.concatenate([*(v / implicit for v in curves.values()), ratio])
+    low, high = min(float(ratios.min()), 1 / band), max(float(ratios.max()), band)
+    ticks = [
+        t for t in (0.25, 0.5, 0.7, 1, 1.5, 2, 3, 5) if low / 1.3 <= t <= high * 1.3
+    ]
     left.xaxis.set_major_locator(MaxNLocator(integer=True))
     left.set(
         xlabel="examples i (in context, or fine-tuned on)",
-        ylabel="test error / d",
-        title="test error against the number of examples",
+        ylabel="fine-tuning's test error / the implicit update's",
+        title=f"shaded: within {100 * (band - 1):.0f} % of the implicit update",
     )
-    left.legend(fontsize=9)
+    left.legend(fontsize=8.5, loc="lower left")
     right.plot(
         passes, test_error, "-", marker="s", ms=5, color=PALETTE[0], label="test error"
     )
@@ -331,25 +482,24 @@ def finetuning_comparison(
         color=PALETTE[0],
         label="its own training error",
     )
-    right.axhline(at_end, color=TRANSFORMER, ls=":", lw=1.4)
-    right.annotate(
-        "implicit update's test error",
-        (0, at_end),
-        xycoords=("axes fraction", "data"),
-        xytext=(3, 4),
-        textcoords="offset points",
-        fontsize=9,
+    right.axhline(
+        at_end,
+        color=TRANSFORMER,
+        ls=":",
+        lw=1.4,
+        label="the implicit update's test error",
     )
     right.set(
         xscale="log",
         yscale="log",
         xlabel="passes over the examples",
         ylabel="squared error / d",
-        title=f"SGD on i = {end:g} examples, run longer",
+        title=f"{converged_label} on i = {end:g} examples",
     )
-    right.legend(fontsize=9, loc="lower left")
+    right.legend(fontsize=8.5, loc="lower left")
     for ax in (left, right):
         finish_axes(ax)
+    _plain_fixed_ticks(left.yaxis, ticks)
     if title:
         fig.suptitle(title)
     return fig
