@@ -94,6 +94,40 @@ def test_frontier_draws_every_learner_apart_with_plain_log_ticks():
         assert x0 < x < x1 and y0 < y < y1
 
 
+def test_efficient_points_are_the_ones_no_other_beats_on_both_axes():
+    assert sf.efficient_points(FX, FY).tolist() == [True] * 5 + [False]
+    # a hook at each end: the first and the last points are beaten on both axes
+    hooked_x, hooked_y = [1.4, *FX[:-1], 1.05], [1.2, *FY[:-1], 12.0]
+    assert sf.efficient_points(hooked_x, hooked_y).tolist() == [False] + [True] * 5 + [
+        False
+    ]
+    with pytest.raises(ValueError, match="frontier_y"):
+        sf.efficient_points([1.0, 2.0], [1.0])
+
+
+def test_frontier_draws_its_efficient_arc_solid_and_the_hooks_faint():
+    hooked_x, hooked_y = [1.4, *FX[:-1], 1.05], [1.2, *FY[:-1], 12.0]
+    fig = sf.selection_frontier(
+        hooked_x, hooked_y, {"a": (1.1, 1.1)}, xlabel="x", ylabel="y"
+    )
+    ax = fig.axes[0]
+    solid = next(
+        line for line in ax.get_lines() if line.get_label().startswith("ridge")
+    )
+    faint = next(line for line in ax.get_lines() if "ends" in line.get_label())
+    assert solid.get_linestyle() == "-" and faint.get_linestyle() == "--"
+    x, y = (np.asarray(v, dtype=float) for v in solid.get_data())
+    assert np.allclose(x, FX[:-1]) and np.allclose(y, FY[:-1])
+    x, y = (np.asarray(v, dtype=float) for v in faint.get_data())
+    # the two hooks, one segment each, apart
+    assert np.allclose(x, [1.4, FX[0], np.nan, FX[-2], 1.05], equal_nan=True)
+    # a curve with no hook draws no faint part
+    fig = sf.selection_frontier(
+        FX[:-1], FY[:-1], {"a": (1.1, 1.1)}, xlabel="", ylabel=""
+    )
+    assert not any("ends" in line.get_label() for line in fig.axes[0].get_lines())
+
+
 def test_frontier_refuses_bad_points_by_name():
     with pytest.raises(ValueError, match="points\\['a'\\]"):
         sf.selection_frontier(FX, FY, {"a": (1.0, 0.0)}, xlabel="", ylabel="")
@@ -225,3 +259,60 @@ def test_the_best_linear_learner_for_a_mix_of_noise_levels_is_one_ridge():
     a = torch.linalg.solve(gram, xs @ xq[..., None])[..., 0]
     best_linear = (a * ys).sum(-1)
     assert torch.allclose(best_linear, ridge(xs, ys, xq, lam=mixed), atol=1e-10)
+
+
+def test_scaled_ridge_depth_is_the_depth_against_every_scaled_ridge():
+    """scaled_ridge_depth against a brute force: every (lam, s) member's per-prompt
+    errors stacked as a path for frontier_depth; with s = 1 alone it is the ridge
+    frontier's depth."""
+    import torch
+
+    from icl_lib.analysis.frontier import frontier_depth, scaled_ridge_depth
+    from icl_lib.analysis.selection import ridge_path_errors
+    from icl_lib.learners import ols, ridge
+    from icl_lib.tasks import noise_mixture_regression
+
+    batch = noise_mixture_regression(600, 8, 3, [0.1, 1.0], seed=3, dtype=torch.float64)
+    groups, k = batch.component, 5
+    lams, scales = [0.0, 0.01, 0.1, 0.5, 1.0, 3.0], [0.6, 0.8, 1.0, 1.2]
+    ridge_path = ridge_path_errors(batch, [k], lams)[..., 0]  # (P, B)
+    # a learner that selects: the matched ridge on each level
+    matched = ridge_path_errors(batch, [k], [0.01, 1.0])[..., 0]
+    learner = torch.where(groups == 0, matched[0], matched[1])
+    depth, se, lam, s = scaled_ridge_depth(batch, groups, k, learner, lams, [1.0])
+    ridge_depth, ridge_se, p = frontier_depth(ridge_path, groups, learner)
+    assert (depth, lam, s) == (pytest.approx(ridge_depth), lams[p], 1.0)
+    assert se == pytest.approx(ridge_se)
+    # every scaled ridge, errors computed one by one
+    xs, ys, xq, yq = batch.prompt(k)
+    preds = [
+        ols(xs, ys, xq) if lam_ == 0 else ridge(xs, ys, xq, lam=lam_) for lam_ in lams
+    ]
+    brute = torch.stack([(c * pr - yq) ** 2 for pr in preds for c in scales])
+    depth, se, lam, s = scaled_ridge_depth(batch, groups, k, learner, lams, scales)
+    b_depth, b_se, q = frontier_depth(brute, groups, learner)
+    assert depth == pytest.approx(b_depth, rel=1e-9) and se == pytest.approx(b_se)
+    assert (lam, s) == (lams[q // len(scales)], scales[q % len(scales)])
+    assert depth <= ridge_depth + 1e-12  # a larger family reaches at least as far
+
+
+def test_scaled_ridge_depth_refuses_bad_input_by_name():
+    import torch
+
+    from icl_lib.analysis.frontier import scaled_ridge_depth
+    from icl_lib.tasks import noise_mixture_regression
+
+    batch = noise_mixture_regression(8, 6, 3, [0.1, 1.0], seed=0)
+    groups, errors = batch.component, torch.ones(8)
+    with pytest.raises(TypeError, match="batch"):
+        scaled_ridge_depth(None, groups, 2, errors, [0.1], [1.0])
+    with pytest.raises(ValueError, match="k"):
+        scaled_ridge_depth(batch, groups, 6, errors, [0.1], [1.0])
+    with pytest.raises(TypeError, match="scales"):
+        scaled_ridge_depth(batch, groups, 2, errors, [0.1], [])
+    with pytest.raises(ValueError, match="lams"):
+        scaled_ridge_depth(batch, groups, 2, errors, [-0.1], [1.0])
+    with pytest.raises(ValueError, match="learner_errors"):
+        scaled_ridge_depth(batch, groups, 2, errors[:-1], [0.1], [1.0])
+    with pytest.raises(ValueError, match="groups"):
+        scaled_ridge_depth(batch, groups[:-1], 2, errors, [0.1], [1.0])

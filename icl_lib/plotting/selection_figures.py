@@ -3,8 +3,9 @@
 * :func:`selection_frontier`: each learner as a point, its error on one kind of prompt
   against its error on the other (each over the kind's own Bayes predictor), beside the
   curve that every one-penalty ridge traces: the frontier of learners that do not
-  select. A learner selects when it lands inside the frontier, where no one-penalty
-  ridge is as good on both kinds at once.
+  select (its efficient part solid, the penalties past its ends faint). A learner that
+  lands inside the frontier, where no one-penalty ridge is as good on both kinds at
+  once, selects; on it or outside, it may or may not.
 * :func:`ista_layers_diagram`: the Lasso unrolled into layers (attention for the
   gradient step, an MLP of two ReLUs per coordinate for the soft threshold, repeated
   ``T`` times).
@@ -98,6 +99,46 @@ def frontier_envelope(
     return out
 
 
+def _runs(fx: np.ndarray, fy: np.ndarray, keep: np.ndarray):
+    """The curve's segments ``i -> i + 1`` with ``keep[i]``, as one polyline with NaN
+    between runs of kept segments (matplotlib breaks the line there)."""
+    xs, ys, previous = [], [], False
+    for i, kept in enumerate(keep):
+        if kept:
+            if not previous:
+                xs.append(fx[i])
+                ys.append(fy[i])
+            xs.append(fx[i + 1])
+            ys.append(fy[i + 1])
+        elif previous:
+            xs.append(np.nan)
+            ys.append(np.nan)
+        previous = bool(kept)
+    if xs and np.isnan(xs[-1]):
+        xs, ys = xs[:-1], ys[:-1]
+    return np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+
+
+def efficient_points(
+    frontier_x: Sequence[float], frontier_y: Sequence[float]
+) -> np.ndarray:
+    """Which points of the curve no other point beats on both axes: ``True`` where no
+    point has ``x' <= x`` and ``y' <= y`` with one of them strict. For noise levels
+    these are the penalties between the smallest and the largest matched penalty (the
+    frontier proper); past its ends a penalty is worse on both kinds than the nearest
+    end, and the curve turns back on itself."""
+    fx = _in.numbers("frontier_x", frontier_x, minimum=0, strict=True)
+    fy = _in.numbers("frontier_y", frontier_y, minimum=0, strict=True)
+    if fx.shape != fy.shape or fx.size < 2:
+        raise ValueError(
+            "frontier_y: expected as many values as frontier_x, at least two, got "
+            f"{fy.size} and {fx.size}"
+        )
+    no_worse = (fx[None, :] <= fx[:, None]) & (fy[None, :] <= fy[:, None])
+    better = (fx[None, :] < fx[:, None]) | (fy[None, :] < fy[:, None])
+    return ~(no_worse & better).any(1)
+
+
 def selection_frontier(
     frontier_x: Sequence[float],
     frontier_y: Sequence[float],
@@ -108,6 +149,7 @@ def selection_frontier(
     errors: Mapping[str, Sequence[float]] | None = None,
     marks: Mapping[str, Sequence[float]] | None = None,
     frontier_label: str = "ridge, one penalty for every prompt",
+    dominated_label: str = "the same past the frontier's ends (worse on both)",
     title: str = "",
     ax=None,
 ):
@@ -122,7 +164,10 @@ def selection_frontier(
             two standard errors), for some of ``points``.
         marks: label -> ``(x, y)``: a point of the frontier to annotate (e.g. the
             penalty of each matched ridge).
-        frontier_label: the legend's name of the curve.
+        frontier_label: the legend's name of the curve's efficient part
+            (:func:`efficient_points`), drawn solid.
+        dominated_label: the legend's name of the rest of the curve, the penalties
+            that another penalty beats on both kinds, drawn faint and dashed.
 
     The region inside the frontier (:func:`frontier_envelope`), where no one-penalty
     learner is as good on both kinds at once, is shaded; dotted lines mark a ratio of 1
@@ -133,6 +178,7 @@ def selection_frontier(
         ("xlabel", xlabel),
         ("ylabel", ylabel),
         ("frontier_label", frontier_label),
+        ("dominated_label", dominated_label),
         ("title", title),
     ):
         if not isinstance(text, str):
@@ -197,7 +243,22 @@ def selection_frontier(
     ax.fill_between(
         grid, y_lim[0], envelope, color=FRONTIER, alpha=0.12, lw=0, zorder=0
     )
-    ax.plot(fx, fy, "-", color=FRONTIER, lw=1.8, label=frontier_label, zorder=1)
+    # the frontier proper solid, the penalties past its ends (worse on both kinds
+    # than an end) faint and dashed
+    efficient = efficient_points(fx, fy)
+    solid = efficient[:-1] & efficient[1:]  # segments between two efficient points
+    parts = {"-": _runs(fx, fy, solid), "--": _runs(fx, fy, ~solid)}
+    ax.plot(*parts["-"], "-", color=FRONTIER, lw=1.9, label=frontier_label, zorder=1)
+    if not solid.all():
+        ax.plot(
+            *parts["--"],
+            "--",
+            color=FRONTIER,
+            lw=1.1,
+            alpha=0.55,
+            label=dominated_label,
+            zorder=1,
+        )
     for label, (x, y) in marks.items():
         ax.plot([x], [y], "o", color=FRONTIER, ms=3.5, zorder=2, label="_mark")
         ax.annotate(
