@@ -93,7 +93,7 @@ def test_the_lecture_speaks_of_findings_not_of_scoring(stem):
     lecture learns what was found, not how it was scored."""
     html, _ = _page(stem)
     text = _text(_lecture(html), NOT_PROSE + ", " + OPTIONAL)
-    found = [_around(text, m) for m in style_metrics.LEDGER_WORDS.finditer(text)]
+    found = [_around(text, m) for m in style_metrics.ledger_words(text)]
     assert not found, f"{len(found)} ledger words on the lecture:\n" + "\n".join(found)
 
 

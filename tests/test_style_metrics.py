@@ -49,3 +49,15 @@ def test_computed_numbers_count_glued_numbers_and_typed_decimals_outside_math():
     assert m["words"] > 0
     # one glued number (err:.3f) and one typed decimal (0.25); 0.5 sits in math
     assert m["computed/1000"] == round(1000 * 2 / m["words"], 1)
+
+
+def test_the_fields_pass_and_mark_are_not_ledger_words():
+    field = (
+        "One forward pass; 100 passes of SGD; few passes learn less; the dotted line "
+        "marks k = d; the vertical line marks where it crosses."
+    )
+    assert style_metrics.ledger_words(field) == []
+    ledger = "The goal is a pass. It misses its mark. The claim passes; a pass, a pass."
+    assert [m.group(1).lower() for m in style_metrics.ledger_words(ledger)] == [
+        "goal", "pass", "misses", "mark", "claim", "passes", "pass", "pass"
+    ]  # fmt: skip

@@ -42,11 +42,36 @@ from pathlib import Path
 
 LECTURE_END = "## What this chapter checked"
 LEDGER_WORDS = re.compile(
-    r"\b(goals?|(?<!forward )(?<!backward )(?<!one )(?<!single )(?<!each )(?<!every )"
-    r"pass(?:es|ed|ing)?(?! over)(?! through)|miss(?:es|ed|ing)?|undecided|marks?|"
+    r"\b(goals?|pass(?:es|ed|ing)?|miss(?:es|ed|ing)?|undecided|marks?|"
     r"standard errors?|claims?|claimed|verdicts?|ledgers?)\b",
     re.I,
 )
+# The field's own uses of two of those words: a forward pass, passes of SGD over the
+# data, a line that marks a value.
+_FIELD_BEFORE = re.compile(
+    r"(forward|backward|one|single|each|every|few|many|more|fewer|SGD|\d[\d,]*|of|"
+    r"line|lines|arrow|dot|band|cross|and)\W*$",
+    re.I,
+)
+_FIELD_AFTER = re.compile(r"^\W*(over|through|of SGD|where)\b", re.I)
+
+
+def ledger_words(prose: str) -> list:
+    """The ledger words of ``prose`` (matches of :data:`LEDGER_WORDS`), leaving out
+    "pass" and "mark" where they are the field's words ("one forward pass", "100 passes
+    of SGD", "the dotted line marks k = d")."""
+    found = []
+    for match in LEDGER_WORDS.finditer(prose):
+        word = match.group(1).lower()
+        if word.startswith(("pass", "mark")):
+            before = prose[max(0, match.start() - 20) : match.start()]
+            after = prose[match.end() : match.end() + 20]
+            if _FIELD_BEFORE.search(before) or _FIELD_AFTER.search(after):
+                continue
+        found.append(match)
+    return found
+
+
 HIDDEN = ("remove-input", "remove-cell", "hide-input", "hide-cell")
 SKIPPED = ("exercise", "solution", "dropdown")
 
@@ -104,7 +129,7 @@ def _ledger_words(prose: str) -> int:
     glued = len(re.findall(r"\{glue:text\}`[^`]*verdict[^`]*`", prose))
     prose = re.sub(r"\{[\w:-]+\}`[^`]*`", " ", prose)  # roles: refs, glue, cite
     prose = re.sub(r"\([\w-]+\)=|\]\([^)]*\)", " ", prose)  # labels, link targets
-    return glued + len(LEDGER_WORDS.findall(prose))
+    return glued + len(ledger_words(prose))
 
 
 def _decimals(prose: str) -> int:
