@@ -44,6 +44,16 @@ def test_the_layer_panel_names_every_part_of_the_definition():
     plt.close(fig)
 
 
+def test_the_layer_panel_names_the_value_as_the_definition_does():
+    """The value a channel writes is Delta_t[l] xi_t[l], not xi_t[l] alone (the
+    chapter's memory form and the right panel say so too)."""
+    fig = selective_layer_diagram()
+    text = _texts(fig.axes[0])
+    assert r"the value written is $\Delta_t[\ell]\, \xi_t[\ell]$" in text
+    assert "the value of channel" not in text
+    plt.close(fig)
+
+
 @pytest.mark.parametrize("n_tokens", [2, 4, 6])
 def test_the_memory_panel_reads_the_channel_as_linear_attention(n_tokens):
     fig = selective_layer_diagram(n_tokens)

@@ -84,7 +84,7 @@ def _layer(ax) -> None:
             note,
             ha="center",
             va="top",
-            fontsize=7.5,
+            fontsize=8.5,
             color=NEUTRAL,
         )
         _arrow(ax, (4.8, 4.75), (5.3, y), BRANCH)
@@ -108,8 +108,8 @@ def _layer(ax) -> None:
     ax.text(
         5.9,
         6.4,
-        r"$\xi_t[\ell]$, the value of channel $\ell$",
-        fontsize=8.5,
+        r"$\xi_t[\ell]$; the value written is $\Delta_t[\ell]\, \xi_t[\ell]$",
+        fontsize=10,
         color=BRANCH,
         ha="center",
     )
@@ -135,7 +135,7 @@ def _layer(ax) -> None:
         0.25,
         "every factor depends on the tokens: $\\Delta_t$, $B_t$, $C_t$ are computed "
         "from $\\xi_t$,\nwhich the convolution mixes from the last four tokens",
-        fontsize=8.5,
+        fontsize=9.5,
         color=NEUTRAL,
     )
 
@@ -156,7 +156,7 @@ def _memory(ax, n_tokens: int) -> None:
         r"factors $e^{\Delta_r[\ell] A[\ell]}$ of the tokens $r$ after $s$",
         ha="center",
         va="center",
-        fontsize=9.5,
+        fontsize=10,
     )
     for s in range(1, n_tokens + 1):
         x = s - 0.4
@@ -179,7 +179,7 @@ def _memory(ax, n_tokens: int) -> None:
         2.45,
         "token $s$ writes the value $\\Delta_s[\\ell]\\,\\xi_s[\\ell]$ under the key "
         "$B_s$;\nolder writes fade, one rate per key coordinate",
-        fontsize=8.5,
+        fontsize=9.5,
         color=STATE,
         va="center",
         bbox={"fc": "white", "ec": "none", "alpha": 0.85, "pad": 1.0},
@@ -192,7 +192,7 @@ def _memory(ax, n_tokens: int) -> None:
         "read with the query $C_t$",
         ha="center",
         va="top",
-        fontsize=8.5,
+        fontsize=9.5,
         color=READ,
     )
     ax.text(
@@ -218,8 +218,9 @@ def selective_layer_diagram(n_tokens: int = 4):
     ):
         raise ValueError(f"n_tokens: expected an int from 2 to 6, got {n_tokens!r}")
     fig, (left, right) = plt.subplots(
-        1, 2, figsize=(12.0, 4.4), gridspec_kw={"width_ratios": [1.45, 1]}
+        1, 2, figsize=(11.5, 4.6), gridspec_kw={"width_ratios": [1.45, 1]}
     )
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.92, bottom=0.02, wspace=0.04)
     _layer(left)
     _memory(right, n_tokens)
     return fig
