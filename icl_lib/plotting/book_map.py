@@ -24,7 +24,7 @@ CHAPTERS = {
     3: ("stability", "an algorithm learned\nfrom finitely many\ntasks generalises"),
     4: (
         "Bayesian",
-        "the posterior predictive\nof the prior, if the tasks\nare diverse enough",
+        "the Bayes predictor of\nthe prior the tasks came\nfrom, if they are diverse",
     ),
     5: (
         "algorithm selection",
