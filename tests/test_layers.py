@@ -11,6 +11,7 @@ ROOT = Path(icl_lib.__file__).parent
 
 # Lower layers never import higher ones (DESIGN.md section 4).
 LAYERS = {
+    "_format": -1,  # numbers as text; imports nothing of the library
     "_checks": 0,
     "runtime": 0,
     "claims": 0,

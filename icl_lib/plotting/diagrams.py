@@ -554,9 +554,7 @@ def cache_and_state_diagram(n_pairs: int = 3):
         or not 1 <= n_pairs <= 4
     ):
         raise ValueError(f"n_pairs: expected an int from 1 to 4, got {n_pairs!r}")
-    tokens = [
-        t for s in range(1, n_pairs + 1) for t in (f"$\\kappa_{s}$", f"$v_{s}$")
-    ]
+    tokens = [t for s in range(1, n_pairs + 1) for t in (f"$\\kappa_{s}$", f"$v_{s}$")]
     tokens.append("$\\rho$")
     fig, ax = plt.subplots(figsize=(10.5, 4.0))
     ax.set_axis_off()

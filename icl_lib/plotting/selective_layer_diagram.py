@@ -217,8 +217,12 @@ def selective_layer_diagram(n_tokens: int = 4):
         or not 2 <= n_tokens <= 6
     ):
         raise ValueError(f"n_tokens: expected an int from 2 to 6, got {n_tokens!r}")
-    fig, (left, right) = plt.subplots(
-        1, 2, figsize=(11.5, 4.6), gridspec_kw={"width_ratios": [1.45, 1]}
+    fig, (left, right) = plt.subplots(  # laid out by hand below, not constrained
+        1,
+        2,
+        figsize=(11.5, 4.6),
+        gridspec_kw={"width_ratios": [1.45, 1]},
+        layout="none",
     )
     fig.subplots_adjust(left=0.01, right=0.99, top=0.92, bottom=0.02, wspace=0.04)
     _layer(left)
