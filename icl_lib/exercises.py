@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ._checks import check_positive_int
 from .analysis.induction import prefix_matching_from_patterns
 from .analysis.recall import guaranteed_recall
 from .learners.kernel import functional_gd, nadaraya_watson
@@ -47,7 +48,7 @@ class Verdict:
         return f"{self.exercise}: {mark}. {self.message}"
 
 
-_CHECKS: dict[str, Callable[[object], tuple[bool, str]]] = {}
+_CHECKS: dict[str, Callable[[object, int], tuple[bool, str]]] = {}
 
 
 def _register(exercise: str):
@@ -63,21 +64,45 @@ def exercise_ids() -> list[str]:
     return list(_CHECKS)
 
 
-def check(exercise: str, answer, *, show: bool = True) -> Verdict:
+def check(exercise: str, answer, *, variant: int = 0, show: bool = True) -> Verdict:
     """Check ``answer`` to the coding exercise ``exercise`` (its label, e.g.
-    ``"ex-gd-code-step"``); print the verdict if ``show``, and return it."""
+    ``"ex-gd-code-step"``); print the verdict if ``show``, and return it.
+
+    ``variant`` (an int in ``[0, 10**6]``) picks the inputs the answer is run on:
+    variant 0 is the book's; another variant draws other prompts, matrices or sizes
+    from its own seed, so that a lecturer can give each student or each term a
+    different instance of the same check. Inputs are float64, and an answer is
+    compared with the reference to float64 rounding; an answer computed in float32
+    passes with a note, to float32's own precision.
+    """
     if exercise not in _CHECKS:
         raise KeyError(f"exercise: expected one of {exercise_ids()}, got {exercise!r}")
     if not isinstance(show, bool):
         raise TypeError(f"show: expected a bool, got {type(show).__name__}")
+    check_positive_int("variant", variant, minimum=0)
+    if variant > MAX_VARIANT:
+        raise ValueError(
+            f"variant: expected an int in [0, {MAX_VARIANT}], got {variant}"
+        )
     if answer is None:
         verdict = Verdict(exercise, False, "No answer yet: fill in the cell above.")
     else:
-        passed, message = _CHECKS[exercise](answer)
+        _NOTES.clear()
+        passed, message = _CHECKS[exercise](answer, int(variant))
+        if passed and _NOTES:
+            message = " ".join((message, *sorted(_NOTES)))
         verdict = Verdict(exercise, passed, message)
     if show:
         print(verdict)
     return verdict
+
+
+MAX_VARIANT = 10**6
+
+
+def _seed(base: int, variant: int) -> int:
+    """The seed of one of a check's inputs in ``variant``: the book's own for 0."""
+    return base + 7919 * variant
 
 
 # ---------------------------------------------------------------------------
@@ -105,9 +130,16 @@ def _call_number(function, *args):
         return None, f"expected a number, got {type(output).__name__}."
 
 
+# float32's rounding, for an answer computed in single precision
+F32_RTOL, F32_ATOL = 1e-4, 1e-6
+# notes for a passing answer, gathered by the comparisons of one check (check() clears)
+_NOTES: set[str] = set()
+
+
 def _compare(output, reference: torch.Tensor, where: str) -> tuple[bool, str]:
-    """Whether ``output`` equals ``reference`` (float64, to rounding), and if not a
-    message about ``output`` only: its type, its shape, a constant factor or a sign."""
+    """Whether ``output`` equals ``reference`` (float64, to rounding; float32's rounding
+    with a note), and if not a message about ``output`` only: its type, its shape, a
+    zero output, a constant factor or a sign, else the first entry that is wrong."""
     if not isinstance(output, torch.Tensor):
         return False, f"{where}: expected a tensor, got {type(output).__name__}."
     if tuple(output.shape) != tuple(reference.shape):
@@ -120,6 +152,14 @@ def _compare(output, reference: torch.Tensor, where: str) -> tuple[bool, str]:
         return False, f"{where}: your output holds NaN or inf."
     if torch.allclose(output, reference, rtol=1e-7, atol=1e-9):
         return True, ""
+    if torch.allclose(output, reference, rtol=F32_RTOL, atol=F32_ATOL):
+        _NOTES.add(
+            "Right to float32's precision (about 7 digits); the inputs are float64, "
+            "and computing in float64 would match to its rounding."
+        )
+        return True, ""
+    if not bool(output.any()) and bool(reference.any()):
+        return False, f"{where}: your output is 0 everywhere."
     # a constant factor (including -1) explains a whole family of slips
     scale = (output * reference).sum() / (reference * reference).sum()
     if torch.allclose(output, scale * reference, rtol=1e-6, atol=1e-8):
@@ -127,9 +167,16 @@ def _compare(output, reference: torch.Tensor, where: str) -> tuple[bool, str]:
             return False, f"{where}: right up to the sign."
         return False, f"{where}: right up to a constant factor, {scale.item():.4g}."
     wrong = ~torch.isclose(output, reference, rtol=1e-7, atol=1e-9)
+    first = tuple(int(i) for i in wrong.nonzero()[0])
+    index = first[0] if len(first) == 1 else first
+    share = (
+        "every entry"
+        if bool(wrong.all())
+        else f"{int(wrong.sum())} of {wrong.numel()} entries"
+    )
     return False, (
-        f"{where}: {int(wrong.sum())} of {wrong.numel()} entries differ from the "
-        "reference, and not by one constant factor."
+        f"{where}: {share} wrong, the first at index {index}, where you return "
+        f"{output[first].item():.4g} (and not by one constant factor)."
     )
 
 
@@ -151,11 +198,12 @@ def _against(answer, cases) -> tuple[bool, str, int]:
 
 
 @_register("ex-overview-code-least-squares")
-def _least_squares(answer) -> tuple[bool, str]:
+def _least_squares(answer, variant: int) -> tuple[bool, str]:
     """``answer(xs, ys, x_query) -> (B,)``: least squares of least norm, any ``k``."""
     cases = []
     for k in (8, 3):  # more examples than dimensions, then fewer
-        xs, ys, xq, _ = linear_regression(16, k + 1, 5, seed=k, dtype=F64).prompt(k)
+        batch = linear_regression(16, k + 1, 5, seed=_seed(k, variant), dtype=F64)
+        xs, ys, xq, _ = batch.prompt(k)
         cases.append(((xs, ys, xq), ols(xs, ys, xq), f"k = {k} examples in d = 5"))
     ok, message, failed = _against(answer, cases)
     if ok:
@@ -168,7 +216,7 @@ def _least_squares(answer) -> tuple[bool, str]:
 
 
 @_register("ex-overview-code-best-step-error")
-def _best_step_error(answer) -> tuple[bool, str]:
+def _best_step_error(answer, variant: int) -> tuple[bool, str]:
     """``answer(d, k) -> float``: the error per dimension of one optimal GD step on
     noiseless prompts."""
     for d, k in ((5, 0), (5, 10), (3, 7), (20, 40)):
@@ -194,11 +242,11 @@ def _gd_prompts(seed: int, n: int = 7, d: int = 3):
 
 
 @_register("ex-gd-code-step")
-def _gd_step(answer) -> tuple[bool, str]:
+def _gd_step(answer, variant: int) -> tuple[bool, str]:
     """``answer(xs, ys, x_query, eta) -> (B,)``: one GD step from ``w = 0``."""
     cases = []
     for seed, eta in ((0, 0.5), (1, 1.3)):
-        xs, ys, xq, _ = _gd_prompts(seed)
+        xs, ys, xq, _ = _gd_prompts(_seed(seed, variant))
         N = xs.shape[1]
         reference = eta / N * torch.einsum("bnd,bn,bd->b", xs, ys, xq)
         where = f"on 16 prompts of N = {N} examples in d = 3, eta = {eta}"
@@ -208,7 +256,7 @@ def _gd_step(answer) -> tuple[bool, str]:
 
 
 @_register("ex-gd-code-weights")
-def _gd_weights(answer) -> tuple[bool, str]:
+def _gd_weights(answer, variant: int) -> tuple[bool, str]:
     """``answer(d, eta, N) -> (W_KQ, W_PV)``, each ``(d + 1, d + 1)``: the layer that
     takes one GD step; the query's label slot must then hold minus the prediction."""
     for seed, (d, eta, N) in enumerate(((3, 0.5, 7), (2, 1.3, 5))):
@@ -227,7 +275,7 @@ def _gd_weights(answer) -> tuple[bool, str]:
                     False,
                     f"{name}: expected a ({d + 1}, {d + 1}) tensor, got {got}.",
                 )
-        xs, ys, xq, _ = _gd_prompts(seed, N, d)
+        xs, ys, xq, _ = _gd_prompts(_seed(seed, variant), N, d)
         Z = token_matrix(xs, ys, xq).to(F64)  # (B, N + 1, d + 1): context, query
         out = lsa_layer(Z, kq.to(F64)[None], pv.to(F64)[None], query_only=True)
         prediction = -out[:, 0, d]  # minus the query's label slot
@@ -244,14 +292,14 @@ def _gd_weights(answer) -> tuple[bool, str]:
 
 
 @_register("ex-stability-code-dmmse")
-def _dmmse(answer) -> tuple[bool, str]:
+def _dmmse(answer, variant: int) -> tuple[bool, str]:
     """``answer(xs, ys, x_query, pool, noise_std) -> (B,)``: the posterior mean for
     tasks drawn uniformly from ``pool (M, d)``."""
-    gen = torch.Generator().manual_seed(3)
+    gen = torch.Generator().manual_seed(_seed(3, variant))
     cases = []
     for M, noise in ((1, 0.5), (6, 0.5), (6, 0.1)):
         pool = torch.randn(M, 3, generator=gen, dtype=F64)
-        xs, ys, xq, _ = _gd_prompts(M, 5, 3)
+        xs, ys, xq, _ = _gd_prompts(_seed(M, variant), 5, 3)
         where = f"a pool of {M} task{'s' * (M > 1)}, noise {noise}"
         cases.append(((xs, ys, xq, pool, noise), dmmse(xs, ys, xq, pool, noise), where))
     ok, message, failed = _against(answer, cases)
@@ -263,11 +311,11 @@ def _dmmse(answer) -> tuple[bool, str]:
 
 
 @_register("ex-stability-code-replace-one")
-def _replace_one(answer) -> tuple[bool, str]:
+def _replace_one(answer, variant: int) -> tuple[bool, str]:
     """``answer(learner, xs, ys, x_query, j, x_new, y_new) -> (B,)``: how far the
     learner's prediction moves when example ``j`` is replaced by ``(x_new, y_new)``."""
-    xs, ys, xq, _ = _gd_prompts(4, 6, 3)
-    gen = torch.Generator().manual_seed(4)
+    xs, ys, xq, _ = _gd_prompts(_seed(4, variant), 6, 3)
+    gen = torch.Generator().manual_seed(_seed(4, variant))
     x_new = torch.randn(16, 3, generator=gen, dtype=F64)
     y_new = torch.randn(16, generator=gen, dtype=F64)
 
@@ -295,11 +343,11 @@ def _replace_one(answer) -> tuple[bool, str]:
 
 
 @_register("ex-bayes-code-predictive")
-def _predictive(answer) -> tuple[bool, str]:
+def _predictive(answer, variant: int) -> tuple[bool, str]:
     """``answer(xs, ys, x_query, noise_std, prior_std) -> (mean, var)``, each ``(B,)``:
     the posterior predictive of Bayesian linear regression."""
     for noise, tau in ((0.5, 1.0), (0.1, 2.0)):
-        xs, ys, xq, _ = _gd_prompts(11, 4, 3)
+        xs, ys, xq, _ = _gd_prompts(_seed(11, variant), 4, 3)
         output, error = _call(answer, xs, ys, xq, noise, tau)
         if error:
             return False, error
@@ -315,16 +363,29 @@ def _predictive(answer) -> tuple[bool, str]:
             ok, message = _compare(got, want, f"the {part}, {where}")
             if not ok:
                 if part == "variance":
-                    message += " The label's own noise is part of it."
+                    message += _variance_hint(got, want, noise)
                 return False, message
     return True, "Mean and variance of the posterior predictive match."
 
 
+def _variance_hint(got, want: torch.Tensor, noise: float) -> str:
+    """What a wrong predictive variance most likely missed: the square of a standard
+    deviation, or the label's own noise."""
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+        return ""
+    got = got.detach().to(F64)
+    if torch.allclose(got * got, want, rtol=1e-6, atol=1e-9):
+        return " You return a standard deviation: the check wants the variance."
+    if torch.allclose(got + noise**2, want, rtol=1e-6, atol=1e-9):
+        return " The label's own noise is part of it."
+    return ""
+
+
 @_register("ex-bayes-code-coverage")
-def _coverage(answer) -> tuple[bool, str]:
+def _coverage(answer, variant: int) -> tuple[bool, str]:
     """``answer(mean, var, y, level) -> float``: the fraction of ``y`` inside the
     central interval of probability ``level`` of ``N(mean, var)``."""
-    gen = torch.Generator().manual_seed(44)
+    gen = torch.Generator().manual_seed(_seed(44, variant))
     mean = torch.randn(4000, generator=gen, dtype=F64)
     var = torch.rand(4000, generator=gen, dtype=F64) + 0.2
     y = mean + 1.3 * var.sqrt() * torch.randn(4000, generator=gen, dtype=F64)
@@ -352,10 +413,10 @@ def _noise_prompts(seed: int):
 
 
 @_register("ex-selection-code-noise-posterior")
-def _noise_posterior(answer) -> tuple[bool, str]:
+def _noise_posterior(answer, variant: int) -> tuple[bool, str]:
     """``answer(xs, ys, levels, prior_std) -> (B, K)``: the posterior probabilities of
     the noise levels given each context."""
-    xs, ys, _, _ = _noise_prompts(51)
+    xs, ys, _, _ = _noise_prompts(_seed(51, variant))
     cases = [
         ((xs, ys, levels, 1.0), noise_posterior(xs, ys, levels), f"levels {levels}")
         for levels in ((0.1, 1.0), (0.1, 0.3, 1.0))
@@ -365,10 +426,10 @@ def _noise_posterior(answer) -> tuple[bool, str]:
 
 
 @_register("ex-selection-code-mixture-prediction")
-def _mixture_prediction(answer) -> tuple[bool, str]:
+def _mixture_prediction(answer, variant: int) -> tuple[bool, str]:
     """``answer(xs, ys, x_query, levels, prior_std) -> (B,)``: the Bayes prediction
     when the noise level is drawn uniformly from ``levels``."""
-    xs, ys, xq, _ = _noise_prompts(52)
+    xs, ys, xq, _ = _noise_prompts(_seed(52, variant))
     levels = (0.1, 1.0)
     reference = noise_mixture_posterior_mean(xs, ys, xq, levels)
     ok, message, _ = _against(
@@ -388,9 +449,9 @@ def _repeated_tokens(seed: int) -> torch.Tensor:
 
 
 @_register("ex-mech-code-induction-targets")
-def _induction_targets(answer) -> tuple[bool, str]:
+def _induction_targets(answer, variant: int) -> tuple[bool, str]:
     """``answer(tokens (B, T)) -> (B, T, T)`` bool: where an induction head attends."""
-    tokens = _repeated_tokens(6)
+    tokens = _repeated_tokens(_seed(6, variant))
     output, error = _call(answer, tokens.clone())
     if error:
         return False, error
@@ -409,11 +470,11 @@ def _induction_targets(answer) -> tuple[bool, str]:
 
 
 @_register("ex-mech-code-prefix-score")
-def _prefix_score(answer) -> tuple[bool, str]:
+def _prefix_score(answer, variant: int) -> tuple[bool, str]:
     """``answer(pattern (B, T, T), tokens (B, T)) -> float``: one head's prefix-matching
     score."""
-    tokens = _repeated_tokens(7)
-    gen = torch.Generator().manual_seed(7)
+    tokens = _repeated_tokens(_seed(7, variant))
+    gen = torch.Generator().manual_seed(_seed(7, variant))
     logits = torch.randn(8, 17, 17, generator=gen, dtype=F64)
     mask = torch.ones(17, 17, dtype=torch.bool).tril()
     pattern = logits.masked_fill(~mask, float("-inf")).softmax(-1)
@@ -424,10 +485,32 @@ def _prefix_score(answer) -> tuple[bool, str]:
     if abs(value - reference.item()) > 1e-9:
         return False, (
             f"for a random causal pattern on 8 repeated sequences you return "
-            f"{value:.4f}, which is wrong. Average only over positions whose token "
-            "appeared before."
+            f"{value:.4f}, which is wrong.{_prefix_hint(value, pattern, tokens)}"
         )
     return True, "It is the head's prefix-matching score."
+
+
+def _prefix_hint(value: float, pattern: torch.Tensor, tokens: torch.Tensor) -> str:
+    """The slip a wrong prefix-matching score most likely made, from the two usual
+    ones: averaging over every position, or scoring the earlier copies themselves."""
+    targets = induction_targets(tokens).to(F64)  # (B, T, T)
+    queries = targets.any(-1)
+    on_target = (pattern * targets).sum(-1)
+    if abs(value - on_target.mean().item()) < 1e-9:
+        return " Average only over positions whose token appeared before."
+    T = tokens.shape[1]
+    earlier = torch.ones(T, T, dtype=torch.bool).tril(-1)
+    copies = ((tokens[:, :, None] == tokens[:, None, :]) & earlier).to(F64)
+    on_copies = (pattern * copies).sum(-1)
+    if any(
+        abs(value - score) < 1e-9
+        for score in (on_copies[queries].mean().item(), on_copies.mean().item())
+    ):
+        return (
+            " You score attention on the earlier copies of the token; an induction"
+            " head attends to the token that followed each copy."
+        )
+    return ""
 
 
 # ---------------------------------------------------------------------------
@@ -435,10 +518,10 @@ def _prefix_score(answer) -> tuple[bool, str]:
 
 
 @_register("ex-implicit-code-rank-one")
-def _rank_one(answer) -> tuple[bool, str]:
+def _rank_one(answer, variant: int) -> tuple[bool, str]:
     """``answer(W (p, m), delta (m,), a (m,)) -> (p, m)``: the smallest change of ``W``
     that maps ``a`` to ``W (a + delta)``."""
-    gen = torch.Generator().manual_seed(17)
+    gen = torch.Generator().manual_seed(_seed(17, variant))
     W = torch.randn(4, 6, generator=gen, dtype=F64)
     delta, a = (torch.randn(6, generator=gen, dtype=F64) for _ in range(2))
     output, error = _call(answer, W.clone(), delta.clone(), a.clone())
@@ -458,10 +541,10 @@ def _rank_one(answer) -> tuple[bool, str]:
 
 
 @_register("ex-implicit-code-least-norm")
-def _least_norm(answer) -> tuple[bool, str]:
+def _least_norm(answer, variant: int) -> tuple[bool, str]:
     """``answer(A (m, n), Y (p, n)) -> (p, m)``: the W of least Frobenius norm with
     ``W A = Y``, fine-tuning's endpoint from zero."""
-    gen = torch.Generator().manual_seed(27)
+    gen = torch.Generator().manual_seed(_seed(27, variant))
     cases = []
     for m, n in ((6, 4), (5, 5)):
         A = torch.randn(m, n, generator=gen, dtype=F64)
@@ -477,9 +560,9 @@ def _least_norm(answer) -> tuple[bool, str]:
 
 
 @_register("ex-kernel-code-smoother")
-def _smoother(answer) -> tuple[bool, str]:
+def _smoother(answer, variant: int) -> tuple[bool, str]:
     """``answer(xs, ys, x_query, h) -> (B,)``: the Gaussian Nadaraya-Watson smoother."""
-    xs, ys, xq, _ = _gd_prompts(8, 9, 2)
+    xs, ys, xq, _ = _gd_prompts(_seed(8, variant), 9, 2)
     cases = [
         (
             (xs, ys, xq, h),
@@ -493,10 +576,10 @@ def _smoother(answer) -> tuple[bool, str]:
 
 
 @_register("ex-kernel-code-fgd")
-def _fgd(answer) -> tuple[bool, str]:
+def _fgd(answer, variant: int) -> tuple[bool, str]:
     """``answer(xs, ys, x_query, eta, steps) -> (B,)``: ``steps`` steps of functional
     gradient descent from 0 with the kernel ``exp(<x, x'>)``."""
-    xs, ys, xq, _ = _gd_prompts(18, 6, 2)
+    xs, ys, xq, _ = _gd_prompts(_seed(18, variant), 6, 2)
     cases = [
         (
             (xs, ys, xq, 0.5, steps),
@@ -518,9 +601,9 @@ def _fgd(answer) -> tuple[bool, str]:
 
 
 @_register("ex-frontiers-code-recurrence")
-def _recurrence(answer) -> tuple[bool, str]:
+def _recurrence(answer, variant: int) -> tuple[bool, str]:
     """``answer(q, k, v) -> (B, T, dv)``: causal linear attention by its recurrence."""
-    gen = torch.Generator().manual_seed(9)
+    gen = torch.Generator().manual_seed(_seed(9, variant))
     q, k = (torch.randn(4, 6, 3, generator=gen, dtype=F64) for _ in range(2))
     v = torch.randn(4, 6, 2, generator=gen, dtype=F64)
     output, error = _call(answer, q, k, v)
@@ -544,20 +627,48 @@ def _recurrence(answer) -> tuple[bool, str]:
 
 
 @_register("ex-frontiers-code-always-right")
-def _always_right(answer) -> tuple[bool, str]:
+def _always_right(answer, variant: int) -> tuple[bool, str]:
     """``answer(M) -> float``: the fraction of queries right for every choice of the
     sign values, for a crosstalk matrix ``M (P, P)``."""
-    gen = torch.Generator().manual_seed(19)
-    for trial in range(12):
-        P = 3 + trial % 4
-        M = torch.eye(P, dtype=F64) + 0.45 * torch.randn(P, P, generator=gen, dtype=F64)
+    for trial, M in enumerate(_crosstalk_matrices(_seed(19, variant))):
         value, error = _call_number(answer, M.clone())
         if error:
             return False, error
         if abs(value - guaranteed_recall(M)) > 1e-12:
+            P = M.shape[0]
+            kind = "with a negative diagonal entry " if trial % 3 == 2 else ""
             return False, (
-                f"wrong for a random {P} x {P} matrix M (your answer {value:.3f}); "
-                "test your function on M and on its transpose, and on a matrix with "
-                "a negative diagonal entry."
+                f"wrong for a random {P} x {P} matrix M {kind}(your answer "
+                f"{value:.3f}).{_always_right_hint(value, M)}"
             )
     return True, "It agrees with the worst case over all sign vectors on 12 matrices."
+
+
+def _crosstalk_matrices(seed: int) -> list[torch.Tensor]:
+    """Twelve crosstalk matrices ``I + 0.45 noise`` of sizes 3 to 6; in every third
+    one a diagonal entry is negative and larger than the rest of its column, the case
+    where the answer's sign is wrong for every choice of the values."""
+    gen = torch.Generator().manual_seed(seed)
+    matrices = []
+    for trial in range(12):
+        P = 3 + trial % 4
+        M = torch.eye(P, dtype=F64) + 0.45 * torch.randn(P, P, generator=gen, dtype=F64)
+        if trial % 3 == 2:
+            q = trial % P
+            M[q, q] = -(M[:, q].abs().sum() - M[q, q].abs() + 0.5)
+        matrices.append(M)
+    return matrices
+
+
+def _always_right_hint(value: float, M: torch.Tensor) -> str:
+    """The slip a wrong answer most likely made: rows for columns, or the size of the
+    diagonal for its sign."""
+    if abs(value - guaranteed_recall(M.T)) < 1e-12:
+        return " Query q reads column q of M, not row q."
+    others = M.abs().sum(0) - M.diagonal().abs()
+    if abs(value - (M.diagonal().abs() > others).double().mean().item()) < 1e-12:
+        return (
+            " A negative diagonal entry larger than the rest of its column makes the"
+            " answer wrong for every choice of the values: compare the signed entry."
+        )
+    return " Test your function on M, on its transpose and on a negative diagonal."

@@ -103,12 +103,13 @@ WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hol
     "ex-overview-code-least-squares": [
         # a solution that fits, plus a direction the examples cannot see (k < d only)
         (lambda xs, ys, xq: ols(xs, ys, xq) + null_component(xs, xq), "the shortest"),
-        (lambda xs, ys, xq: ridge(xs, ys, xq, lam=1.0), "differ"),
+        (lambda xs, ys, xq: ridge(xs, ys, xq, lam=1.0), "the first at index"),
         (lambda xs, ys, xq: -ols(xs, ys, xq), "sign"),
     ],
     "ex-overview-code-best-step-error": [
         (lambda d, k: d / (k + d), "wrong for"),
         (lambda d, k: (d + 1) / (k + d + 1) if k else 0.0, "prediction is 0"),
+        (lambda d, k: "small", "expected a number"),
     ],
     "ex-bayes-code-predictive": [
         (  # the posterior variance of w . x_q, without the label's noise
@@ -118,32 +119,68 @@ WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hol
             "own noise",
         ),
         (lambda xs, ys, xq, s, t: ols(xs, ys, xq), "pair"),
+        (  # the predictive standard deviation for its variance
+            lambda xs, ys, xq, s, t: (lambda p: (p.mean, p.var.sqrt()))(
+                bayes_posterior_predictive(xs, ys, xq, prior_std=t, noise_std=s)
+            ),
+            "standard deviation",
+        ),
     ],
     "ex-bayes-code-coverage": [
         (lambda m, v, y, level: coverage(m, v**2, y, level), "variance"),
         (lambda m, v, y, level: ((y - m).abs() <= v.sqrt()).double().mean(), "wrong"),
+        (  # a one-sided interval: below the upper end only
+            lambda m, v, y, level: (
+                (
+                    (y - m)
+                    <= 2**0.5
+                    * torch.erfinv(torch.tensor(level, dtype=m.dtype))
+                    * v.sqrt()
+                )
+                .double()
+                .mean()
+            ),
+            "symmetric",
+        ),
     ],
     "ex-selection-code-noise-posterior": [
         (  # ignores the context: the uniform prior
             lambda xs, ys, lv, t: torch.full((len(xs), len(lv)), 1 / len(lv)),
-            "differ",
+            "the first at index",
         ),
         (lambda xs, ys, lv, t: noise_posterior(xs, ys, lv)[:, :1], "shape"),
+        (  # the levels in reverse order
+            lambda xs, ys, lv, t: noise_posterior(xs, ys, lv).flip(-1),
+            "the first at index",
+        ),
     ],
     "ex-selection-code-mixture-prediction": [
-        (lambda xs, ys, xq, lv, t: ols(xs, ys, xq), "differ"),
+        (lambda xs, ys, xq, lv, t: ols(xs, ys, xq), "the first at index"),
+        (  # the two ridges averaged with equal weights: ignores the posterior
+            lambda xs, ys, xq, lv, t: (
+                sum(ridge(xs, ys, xq, lam=s**2) for s in lv) / len(lv)
+            ),
+            "the first at index",
+        ),
+        (
+            lambda xs, ys, xq, lv, t: torch.zeros(len(xs), dtype=xs.dtype),
+            "0 everywhere",
+        ),
     ],
     "ex-stability-code-dmmse": [
         # the pool's mean: ignores the context
-        (lambda xs, ys, xq, pool, s: xq @ pool.mean(0), "differ"),
+        (lambda xs, ys, xq, pool, s: xq @ pool.mean(0), "the first at index"),
         (lambda xs, ys, xq, pool, s: torch.zeros(len(xs), dtype=xs.dtype), "one task"),
         # the likelihood with noise 1 whatever noise_std is
-        (lambda xs, ys, xq, pool, s: dmmse(xs, ys, xq, pool, 1.0), "differ"),
+        (
+            lambda xs, ys, xq, pool, s: dmmse(xs, ys, xq, pool, 1.0),
+            "the first at index",
+        ),
     ],
     "ex-stability-code-replace-one": [
         (
             lambda f, xs, ys, xq, j, x, y: replace_one(f, xs, ys, xq, j + 1, x, y),
-            "differ",
+            "the first at index",
         ),
         (lambda f, xs, ys, xq, j, x, y: -replace_one(f, xs, ys, xq, j, x, y), "sign"),
         (mutating_replace_one, "changed the prompt"),
@@ -157,11 +194,27 @@ WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hol
             "earlier copies themselves",
         ),
         (lambda t: induction_targets(t).double(), "boolean"),
+        (lambda t: induction_targets(t)[:, :-1], "shape"),
     ],
     "ex-mech-code-prefix-score": [
         # averaging over every position, repeated or not
         (lambda p, t: (p * induction_targets(t)).sum(-1).mean().item(), "Average only"),
         (lambda p, t: "high", "expected a number"),
+        (  # attention on the earlier copies, not on the tokens after them
+            lambda p, t: (
+                (
+                    p
+                    * (
+                        (t[:, :, None] == t[:, None, :])
+                        & torch.ones(t.shape[1], t.shape[1], dtype=torch.bool).tril(-1)
+                    )
+                )
+                .sum(-1)[induction_targets(t).any(-1)]
+                .mean()
+                .item()
+            ),
+            "followed each copy",
+        ),
     ],
     "ex-implicit-code-rank-one": [
         (lambda W, d, a: (W @ d)[:, None] * a[None, :], "factor"),  # no 1 / ||a||^2
@@ -175,14 +228,28 @@ WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hol
             ),
             "not the smallest",
         ),
+        (lambda W, d, a: -rank_one_update(W, d, a), "sign"),
     ],
     "ex-implicit-code-least-norm": [
-        (lambda A, Y: Y @ A.T, "differ"),
+        (lambda A, Y: Y @ A.T, "the first at index"),
         (lambda A, Y: torch.linalg.lstsq(A.T, Y.T).solution, "shape"),
+        (
+            lambda A, Y: torch.zeros(Y.shape[0], A.shape[0], dtype=A.dtype),
+            "0 everywhere",
+        ),
     ],
     "ex-kernel-code-smoother": [
-        (lambda xs, ys, xq, h: smoother(xs, ys, xq, h * h), "differ"),  # h^2 for h
+        (
+            lambda xs, ys, xq, h: smoother(xs, ys, xq, h * h),
+            "the first at index",
+        ),  # h^2 for h
         (lambda xs, ys, xq, h: smoother(xs, ys, xq, h) * 2, "factor"),
+        (  # the kernel's weights not normalised to sum to 1
+            lambda xs, ys, xq, h: (
+                torch.exp(-((xs - xq[:, None]) ** 2).sum(-1) / (2 * h * h)) * ys
+            ).sum(-1),
+            "the first at index",
+        ),
     ],
     "ex-kernel-code-fgd": [
         (lambda xs, ys, xq, eta, steps: fgd(xs, ys, xq, eta, 1), "residuals"),
@@ -209,7 +276,7 @@ WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hol
         # not causal: every output reads the whole sequence
         (
             lambda q, k, v: q @ k.transpose(1, 2) @ v,
-            "differ",
+            "the first at index",
         ),
         # reading the state before writing the current token
         (
@@ -218,10 +285,34 @@ WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hol
             ),
             "first output differs",
         ),
+        (  # the state halved at every step: a decay the layer does not have
+            lambda q, k, v: torch.stack(
+                [
+                    sum(
+                        0.5 ** (t - s)
+                        * (q[:, t] * k[:, s]).sum(-1, keepdim=True)
+                        * v[:, s]
+                        for s in range(t + 1)
+                    )
+                    for t in range(q.shape[1])
+                ],
+                dim=1,
+            ),
+            "agree before token 1",
+        ),
     ],
     "ex-frontiers-code-always-right": [
-        (lambda M: guaranteed_recall(M.T), "transpose"),  # rows instead of columns
+        (lambda M: guaranteed_recall(M.T), "column q"),  # rows instead of columns
         (lambda M: (M.diagonal() > 0).double().mean().item(), "wrong for"),
+        (  # the size of the diagonal for its sign
+            lambda M: (
+                (M.diagonal().abs() > M.abs().sum(0) - M.diagonal().abs())
+                .double()
+                .mean()
+                .item()
+            ),
+            "signed entry",
+        ),
         (lambda M: "all", "expected a number"),
     ],
 }
@@ -305,3 +396,74 @@ def test_the_solution_printed_in_the_chapter_passes_its_check(label, signature, 
     name = signature.split("(")[0].removeprefix("def ")
     verdict = exercises.check(label, namespace[name], show=False)
     assert verdict.passed, verdict.message
+
+
+def test_every_check_fails_at_least_three_typical_wrong_answers():
+    few = {e: len(answers) for e, answers in WRONG.items() if len(answers) < 3}
+    assert not few, f"checks with fewer than three typical wrong answers: {few}"
+
+
+@pytest.mark.parametrize("exercise", sorted(REFERENCES))
+@pytest.mark.parametrize("variant", [1, 2, 999_999])
+def test_the_reference_passes_every_variant(exercise, variant):
+    verdict = exercises.check(
+        exercise, REFERENCES[exercise], variant=variant, show=False
+    )
+    assert verdict.passed, verdict.message
+
+
+def test_a_variant_runs_the_answer_on_other_inputs():
+    seen = {}
+
+    def spy(xs, ys, xq, eta):
+        seen.setdefault("first", xs.clone())
+        return gd_step(xs, ys, xq, eta)
+
+    firsts = []
+    for variant in (0, 1):
+        seen.clear()
+        assert exercises.check(
+            "ex-gd-code-step", spy, variant=variant, show=False
+        ).passed
+        firsts.append(seen["first"])
+    assert not torch.equal(*firsts)
+
+
+@pytest.mark.parametrize("bad", [-1, 10**6 + 1, 1.5, "1", None])
+def test_a_variant_out_of_range_is_refused_by_name(bad):
+    with pytest.raises((TypeError, ValueError), match="variant"):
+        exercises.check("ex-gd-code-step", gd_step, variant=bad, show=False)
+
+
+def test_a_float32_answer_passes_with_a_note_on_precision():
+    def in_float32(xs, ys, xq, eta):
+        return gd_step(xs.float(), ys.float(), xq.float(), eta)
+
+    verdict = exercises.check("ex-gd-code-step", in_float32, show=False)
+    assert verdict.passed and "float32" in verdict.message, verdict.message
+
+
+def test_an_answer_wrong_in_one_entry_is_told_where():
+    def one_wrong(xs, ys, xq, eta):
+        out = gd_step(xs, ys, xq, eta)
+        out[5] += 1.0
+        return out
+
+    verdict = exercises.check("ex-gd-code-step", one_wrong, show=False)
+    assert not verdict.passed
+    assert "1 of 16 entries wrong, the first at index 5" in verdict.message
+
+
+def test_the_always_right_check_holds_the_cases_its_hint_names():
+    """A negative diagonal entry larger than the rest of its column, and a matrix whose
+    rows and columns disagree, are among the test matrices of every variant."""
+    for variant in (0, 1, 7):
+        matrices = exercises._crosstalk_matrices(exercises._seed(19, variant))
+        assert any(bool((M.diagonal() < 0).any()) for M in matrices)
+        assert any(guaranteed_recall(M) != guaranteed_recall(M.T) for M in matrices)
+        signed = [guaranteed_recall(M) for M in matrices]
+        size = [
+            (M.diagonal().abs() > M.abs().sum(0) - M.diagonal().abs()).double().mean()
+            for M in matrices
+        ]
+        assert any(abs(a - b) > 0 for a, b in zip(signed, size, strict=True))

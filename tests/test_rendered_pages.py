@@ -108,3 +108,16 @@ def test_every_number_table_renders(stem):
     )
     shown = len(article.select("table.number-table"))
     assert shown >= calls, f"{calls} number_table calls but {shown} tables on the page"
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_no_warning_printed_on_the_page(stem):
+    """A cell's stderr (a library's warning, a traceback) is not for the reader: chapter 4's
+    three-panel figure printed matplotlib's 'constrained_layout not applied' above panels
+    that overlapped. Every page must execute without writing to stderr."""
+    _html, article = _page(stem)
+    printed = [
+        element.get_text(" ", strip=True)[:200]
+        for element in article.select(".output.stderr, .output.traceback, .output.error")
+    ]
+    assert not printed, f"{stem} prints to stderr:\n" + "\n".join(printed)
