@@ -53,6 +53,7 @@ book-student: $(STAMP)
 	$(PY) tools/student_config.py _build/student_config.yml
 	ICL_STATIC_WIDGETS=1 $(VENV)/bin/jupyter-book build . --config _build/student_config.yml \
 		--path-output _build/student -W -n --keep-going -q
+	$(PY) tools/student_notebooks.py _build/student/_build/html/notebooks
 	@echo "student edition: _build/student/_build/html/index.html"
 
 clean:

@@ -118,6 +118,8 @@ def test_no_warning_printed_on_the_page(stem):
     _html, article = _page(stem)
     printed = [
         element.get_text(" ", strip=True)[:200]
-        for element in article.select(".output.stderr, .output.traceback, .output.error")
+        for element in article.select(
+            ".output.stderr, .output.traceback, .output.error"
+        )
     ]
     assert not printed, f"{stem} prints to stderr:\n" + "\n".join(printed)

@@ -1,4 +1,5 @@
-"""Print the whole executed book to one PDF: ``_build/book.pdf``.
+"""Print the whole executed book to one PDF: ``_build/book.pdf``, and the student
+edition (no solutions) to ``_build/book-student.pdf``.
 
     python tools/print_book.py      # make print, after make book
 
@@ -7,7 +8,8 @@ The book is built once more as a single HTML page from the main build's executio
 browser suite uses (Debian's ``chromium``, or ``ICL_CHROMIUM``), after MathJax has
 typeset every formula. Theorem boxes, glued numbers, tables and figures are the site's
 own; the sidebars and buttons are the theme's screen-only furniture and stay off the
-paper.
+paper. Every page is numbered, the PDF's outline (bookmarks) follows the headings, and
+it is tagged for screen readers.
 """
 
 from __future__ import annotations
@@ -23,13 +25,23 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from student_config import cached_config  # noqa: E402
+from student_config import cached_config, student_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIG = ROOT / "_build" / "print_config.yml"
-OUTPUT = ROOT / "_build" / "print"
-SINGLE = OUTPUT / "_build" / "singlehtml"  # the whole book is the root page's file
-PDF = ROOT / "_build" / "book.pdf"
+# edition -> (its configuration, the single-page build's folder, the PDF)
+EDITIONS = {
+    "full": (cached_config, ROOT / "_build" / "print", ROOT / "_build" / "book.pdf"),
+    "student": (
+        student_config,
+        ROOT / "_build" / "print-student",
+        ROOT / "_build" / "book-student.pdf",
+    ),
+}
+# the page number at the foot of every page (Chromium fills the two classes)
+FOOTER = (
+    '<div style="font-size: 8px; width: 100%; text-align: center; color: #555;">'
+    '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
+)
 CHROMIUM = os.environ.get("ICL_CHROMIUM", "/usr/bin/chromium")
 # the flags of tests/browser/sitecheck.py: no network beyond localhost, no first-run UI
 CHROMIUM_ARGS = [
@@ -40,7 +52,7 @@ CHROMIUM_ARGS = [
 # prev/next footer (they print as empty boxes), the headings' permalink marks and the
 # code cells the site folds away.
 PRINT_CSS = """
-@page { size: A4; margin: 16mm 14mm; }
+@page { size: A4; }
 .bd-sidebar-primary, .bd-sidebar-secondary, .bd-header-article, .header-article,
 .prev-next-area, .bd-footer, .bd-footer-article, .bd-header, .skip-link,
 #pst-back-to-top, .theme-switch-button, .search-button, .headerlink,
@@ -56,12 +68,22 @@ h1 { break-before: page; }
 """
 
 
-def build_single_page() -> None:
-    """The book as one HTML page, from the execution cache of ``make book``."""
+def single_page(output: Path) -> Path:
+    """Where the single-page build under ``output`` puts the book."""
+    return output / "_build" / "singlehtml"
+
+
+def build_single_page(edition: str = "full") -> Path:
+    """The book as one HTML page, from the execution cache of ``make book``; returns
+    the folder of the single-page site."""
+    if edition not in EDITIONS:
+        raise ValueError(f"edition: expected one of {list(EDITIONS)}, got {edition!r}")
     if not (ROOT / "_build" / ".jupyter_cache").exists():
         raise SystemExit("no execution cache under _build/: run make book first")
-    CONFIG.parent.mkdir(parents=True, exist_ok=True)
-    CONFIG.write_text(yaml.safe_dump(cached_config(), sort_keys=False))
+    make_config, output, _ = EDITIONS[edition]
+    config = output.parent / f"{output.name}_config.yml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(yaml.safe_dump(make_config(), sort_keys=False))
     subprocess.run(
         [
             str(Path(sys.executable).parent / "jupyter-book"),
@@ -70,9 +92,9 @@ def build_single_page() -> None:
             "--builder",
             "singlehtml",
             "--config",
-            str(CONFIG),
+            str(config),
             "--path-output",
-            str(OUTPUT),
+            str(output),
             "-W",
             "-n",
             "--keep-going",
@@ -81,6 +103,7 @@ def build_single_page() -> None:
         check=True,
         env={**os.environ, "ICL_STATIC_WIDGETS": "1"},
     )
+    return single_page(output)
 
 
 def root_page() -> str:
@@ -90,7 +113,7 @@ def root_page() -> str:
     return f"{root}.html"
 
 
-def print_pdf(site: Path = SINGLE, pdf: Path = PDF) -> int:
+def print_pdf(site: Path, pdf: Path) -> int:
     """Print the single-page book under ``site`` to ``pdf`` in headless Chromium;
     returns the PDF's size in bytes."""
     if not Path(CHROMIUM).exists():
@@ -125,7 +148,22 @@ def print_pdf(site: Path = SINGLE, pdf: Path = PDF) -> int:
                 ".forEach(d => { d.open = true; })"
             )
             tab.emulate_media(media="print")
-            tab.pdf(path=str(pdf), format="A4", print_background=True)
+            tab.pdf(
+                path=str(pdf),
+                format="A4",
+                print_background=True,
+                display_header_footer=True,
+                header_template="<span></span>",
+                footer_template=FOOTER,
+                margin={
+                    "top": "16mm",
+                    "bottom": "18mm",
+                    "left": "14mm",
+                    "right": "14mm",
+                },
+                outline=True,
+                tagged=True,
+            )
             browser.close()
     finally:
         server.shutdown()
@@ -139,6 +177,6 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    build_single_page()
-    size = print_pdf()
-    print(f"book: {PDF.relative_to(ROOT)} ({size / 1e6:.1f} MB)", file=sys.stderr)
+    for name, (_, _, pdf) in EDITIONS.items():
+        size = print_pdf(build_single_page(name), pdf)
+        print(f"{name}: {pdf.relative_to(ROOT)} ({size / 1e6:.1f} MB)", file=sys.stderr)

@@ -34,8 +34,10 @@ def current_ref(root: Path = ROOT) -> str:
 
 
 def set_ref(ref: str, root: Path = ROOT) -> None:
-    """Point the book at ``ref`` (a branch or a tag): the one line the launch buttons
-    and the setup cells read; comments and layout of ``_config.yml`` are kept."""
+    """Point the book at ``ref`` (a branch or a tag): the one line of ``_config.yml``
+    that the launch buttons, the footer and the setup cells read (comments and layout
+    kept), and the README's Colab links, so that a reader of the README at a tag opens
+    the tag's notebooks."""
     if not re.fullmatch(r"[\w./-]+", ref):
         raise ValueError(f"ref: expected a branch or tag name, got {ref!r}")
     path = root / "_config.yml"
@@ -46,6 +48,15 @@ def set_ref(ref: str, root: Path = ROOT) -> None:
     if count != 1:
         raise ValueError(f"{path}: expected one repository.branch line, found {count}")
     path.write_text(new)
+    readme = root / "README.md"
+    text, count = re.subn(
+        r"(colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/)[\w./-]+?(/chapters/)",
+        rf"\g<1>{ref}\g<2>",
+        readme.read_text(),
+    )
+    if count == 0:
+        raise ValueError(f"{readme}: expected the chapters' Colab links, found none")
+    readme.write_text(text)
 
 
 def set_version(version: str, date: datetime.date, root: Path = ROOT) -> None:
@@ -64,16 +75,18 @@ def set_version(version: str, date: datetime.date, root: Path = ROOT) -> None:
         raise ValueError(f"{pyproject}: expected one version line, found {count}")
     pyproject.write_text(text)
 
+    # the software's version and the book's (preferred-citation), each with its date
     citation = root / "CITATION.cff"
-    text = re.sub(r'^version: "[^"]*"', f'version: "{version}"', citation.read_text(),
-                  flags=re.M)  # fmt: skip
-    text = re.sub(r"^date-released: .*\n", "", text, flags=re.M)
-    citation.write_text(
-        text.replace(
-            f'version: "{version}"\n',
-            f'version: "{version}"\ndate-released: "{date.isoformat()}"\n',
-        )
+    text = re.sub(r"^( *)date-released: .*\n", "", citation.read_text(), flags=re.M)
+    text, count = re.subn(
+        r'^( *)version: "[^"]*"\n',
+        rf'\g<1>version: "{version}"\n\g<1>date-released: "{date.isoformat()}"\n',
+        text,
+        flags=re.M,
     )
+    if count != 2:
+        raise ValueError(f"{citation}: expected two version lines, found {count}")
+    citation.write_text(text)
 
     changelog = root / "chapters" / "changelog.md"
     text, count = re.subn(
@@ -106,7 +119,10 @@ def release(version: str) -> None:
         raise SystemExit("the working tree has changes: commit or stash them first")
     if _run("git", "tag", "--list", tag):
         raise SystemExit(f"{tag} exists already")
-    branch = current_ref()
+    # the branch the release is made on: main, or release-X.Y for a patch release
+    branch = _run("git", "rev-parse", "--abbrev-ref", "HEAD")
+    if branch == "HEAD":
+        raise SystemExit("no branch is checked out: make a release from a branch")
     set_version(version, datetime.date.today())
     set_ref(tag)
     _sync()

@@ -2,12 +2,17 @@
 exercises' solutions hidden (sphinx-exercise's ``hide_solutions``), no page sources
 copied into the site and no download button, and the execution cache of the main build,
 so that the edition is rebuilt from that cache without running any notebook again.
+Its Colab buttons open the student notebooks (``tools/student_notebooks.py``) that the
+published site holds under the edition's folder (``ICL_SITE_PATH``, default ``latest``,
+then ``student``), and it has no button to the repository, whose sources hold the
+solutions.
 
     python tools/student_config.py _build/student_config.yml   # make book-student
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -34,7 +39,11 @@ def student_config() -> dict:
     config = cached_config()
     config["title"] = f"{config['title']} (student edition)"
     config.setdefault("html", {})["use_download_button"] = False
+    config["html"]["use_repository_button"] = False
     sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx["icl_edition"] = "student"
+    site = os.environ.get("ICL_SITE_PATH", "latest").strip("/")
+    sphinx["icl_site_path"] = f"{site}/student"
     sphinx["hide_solutions"] = True
     sphinx["html_copy_source"] = False  # the sources hold the solutions
     sphinx["html_show_sourcelink"] = False

@@ -10,6 +10,7 @@ import yaml
 from sitecheck import ROOT
 
 PDF = ROOT / "_build" / "book.pdf"
+STUDENT_PDF = ROOT / "_build" / "book-student.pdf"
 FIGURES = ROOT / "_build" / "figures"
 
 pytestmark = pytest.mark.browser
@@ -72,6 +73,34 @@ def test_the_pdf_keeps_theorems_numbers_and_figures(pdf_text):
     assert re.search(r"\bFig\. \d+", whole), "no numbered figure caption in the PDF"
     # a glued number reaches the page as digits (e.g. a chapter's error ratios)
     assert len(re.findall(r"\d\.\d\d", whole)) > 100
+
+
+def test_every_page_is_numbered_and_the_pdf_has_bookmarks_and_tags(pdf_text):
+    from pypdf import PdfReader
+
+    total = len(pdf_text)
+    for number in (1, total // 2, total):
+        assert f"{number} / {total}" in pdf_text[number - 1], (
+            f"page {number} unnumbered"
+        )
+    reader = PdfReader(str(PDF))
+    assert len(reader.outline) >= 9, "the PDF's outline lacks the chapters"
+    root = reader.trailer["/Root"]
+    assert "/StructTreeRoot" in root, "the PDF is not tagged for screen readers"
+
+
+def test_the_student_pdf_has_the_exercises_and_no_solution(pdf_text):
+    from pypdf import PdfReader
+
+    if not STUDENT_PDF.exists():
+        pytest.fail(f"no {STUDENT_PDF}: run `make print`", pytrace=False)
+    student = "\n".join(
+        p.extract_text() or "" for p in PdfReader(str(STUDENT_PDF)).pages
+    )
+    whole = "\n".join(pdf_text)
+    assert whole.count("Solution to Exercise") > 40
+    assert "Solution to Exercise" not in student
+    assert _squash("Exercise 1.1") in _squash(student)
 
 
 def test_the_figure_pack_has_an_svg_per_labelled_figure():

@@ -51,3 +51,41 @@ def test_every_exercise_is_there_and_no_solution(page):
 def test_the_page_sources_are_not_published():
     assert (BOOK / "_sources").exists()
     assert not (STUDENT / "_sources").exists()
+
+
+STUDENT_PAGES = sorted(p.relative_to(STUDENT) for p in STUDENT.rglob("*.html"))
+REPOSITORY = "https://github.com/icl-textbook/icl-book"
+
+
+def _links(page: Path) -> list[str]:
+    text = (STUDENT / page).read_text(encoding="utf-8")
+    return [html.unescape(h) for h in re.findall(r'href="([^"]+)"', text)]
+
+
+@pytest.mark.parametrize("page", STUDENT_PAGES, ids=str)
+def test_no_link_of_the_student_edition_leads_to_a_solution(page):
+    """Every link is followed: a page link resolves to a page of the student edition,
+    a Colab link opens a student notebook of this edition (which holds no solution), a
+    link to the repository goes only to its issue forms, and no link reaches the page
+    sources or a notebook of the repository."""
+    for link in _links(page):
+        target = link.split("#")[0].split("?")[0]
+        if link.startswith("https://colab.research.google.com/"):
+            path = re.search(r"/blob/gh-pages/[\w.-]+/student/notebooks/(.+)$", link)
+            assert path, f"{page}: Colab opens {link}, not a student notebook"
+            assert (STUDENT / "notebooks" / path.group(1)).exists(), link
+        elif link.startswith(REPOSITORY):
+            assert link == f"{REPOSITORY}/issues/new/choose", f"{page}: links to {link}"
+        elif link.startswith(("http://", "https://", "mailto:", "#")) or not target:
+            continue
+        else:
+            assert "_sources" not in link and not target.endswith((".md", ".ipynb"))
+            resolved = (STUDENT / page).parent / target
+            assert resolved.exists(), f"{page}: {link} does not resolve"
+
+
+def test_the_student_notebooks_are_published_with_the_edition():
+    notebooks = sorted((STUDENT / "notebooks" / "chapters").glob("*.ipynb"))
+    assert len(notebooks) == len(CHAPTER_PAGES)
+    for notebook in notebooks:
+        assert "{solution}" not in notebook.read_text(encoding="utf-8")
