@@ -856,7 +856,7 @@ def _plural(n: int, word: str) -> str:
 def ledger_sentence(claims) -> str:
     """The ledger in one sentence: goals as findings first, the rest apart. E.g.
     "7 of 9 goals met (1 missed, 1 undecided); 2 of 2 reproductions are within their
-    tolerance; 1 of 1 control fails, as it must". Kinds absent from ``claims`` are
+    tolerance; the control fails, as it must". Kinds absent from ``claims`` are
     left out."""
     counts = ledger_counts(claims)
     parts = []
@@ -876,7 +876,6 @@ def ledger_sentence(claims) -> str:
         ("identity", "identity", "holds", "hold", "pass"),
         ("monte_carlo", "Monte Carlo check", "agrees", "agree", "pass"),
         ("check", "check of the setup", "holds", "hold", "pass"),
-        ("control", "control", "fails, as it must", "fail, as they must", "fails"),
     ):
         n = sum(counts[kind].values())
         if n:
@@ -891,6 +890,42 @@ def ledger_sentence(claims) -> str:
                     " with its closed form" if k == 1 else " with their closed forms"
                 )
             parts.append(f"{k} of {_plural(n, noun)} {verb}")
+    controls = counts["control"]
+    if sum(controls.values()):
+        parts.append(_controls_sentence(controls))
+    return "; ".join(parts)
+
+
+def _controls_sentence(controls: dict[str, int]) -> str:
+    """The controls in words a reader cannot misread: "the 3 controls all fail, as
+    they must", or "1 of 2 controls fails, as it must; 1 passes, so its goal cannot
+    separate"."""
+    n = sum(controls.values())
+    fails, passes, open_ = controls["fails"], controls["passes"], controls["undecided"]
+    if fails == n:
+        return (
+            "the control fails, as it must"
+            if n == 1
+            else f"the {n} controls all fail, as they must"
+        )
+    if passes == n:
+        return (
+            "the control passes, so its goal cannot separate"
+            if n == 1
+            else f"the {n} controls all pass, so their goals cannot separate"
+        )
+    parts = [
+        f"{fails} of {_plural(n, 'control')} "
+        + ("fails, as it must" if fails == 1 else "fail, as they must")
+    ]
+    if passes:
+        parts.append(
+            "1 passes, so its goal cannot separate"
+            if passes == 1
+            else f"{passes} pass, so their goals cannot separate"
+        )
+    if open_:
+        parts.append(f"{open_} undecided")
     return "; ".join(parts)
 
 

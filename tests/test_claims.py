@@ -646,13 +646,28 @@ def test_counts_take_goals_alone_as_findings():
     assert counts["control"] == {"fails": 1, "passes": 0, "undecided": 0}
     sentence = ledger_sentence(c.claims)
     assert sentence.startswith("1 of 2 goals met (1 missed)")
-    assert "1 of 1 control fails, as it must" in sentence
+    assert sentence.endswith("; the control fails, as it must")
     assert "1 of 1 check of the setup holds" in sentence
     assert "1 of 1 identity holds to rounding" in sentence
     c.at_least("demo.f", "x", kind="check", book=0.5, goal=0.95)
     assert "1 of 2 checks of the setup holds" in ledger_sentence(c.claims)
     c.at_least("demo.g", "x", kind="check", book=0.99, goal=0.95)
     assert "2 of 3 checks of the setup hold" in ledger_sentence(c.claims)
+
+
+def test_the_controls_sentence_says_what_a_passing_control_means():
+    from icl_lib.claims import _controls_sentence
+
+    assert _controls_sentence({"fails": 3, "passes": 0, "undecided": 0}) == (
+        "the 3 controls all fail, as they must"
+    )
+    assert _controls_sentence({"fails": 0, "passes": 1, "undecided": 0}) == (
+        "the control passes, so its goal cannot separate"
+    )
+    assert _controls_sentence({"fails": 5, "passes": 2, "undecided": 1}) == (
+        "5 of 8 controls fail, as they must; 2 pass, so their goals cannot "
+        "separate; 1 undecided"
+    )
 
 
 def test_summary_table_shows_chosen_claims():

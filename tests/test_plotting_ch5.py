@@ -316,3 +316,27 @@ def test_scaled_ridge_depth_refuses_bad_input_by_name():
         scaled_ridge_depth(batch, groups, 2, errors[:-1], [0.1], [1.0])
     with pytest.raises(ValueError, match="groups"):
         scaled_ridge_depth(batch, groups[:-1], 2, errors, [0.1], [1.0])
+
+
+def test_mark_offsets_place_a_label_and_name_only_marks():
+    fig = sf.selection_frontier(
+        FX,
+        FY,
+        {"transformer": (1.1, 3.0)},
+        xlabel="x",
+        ylabel="y",
+        marks={"end": (1.35, 1.0)},
+        mark_offsets={"end": (-6, -12)},
+    )
+    (text,) = [t for t in fig.axes[0].texts if t.get_text() == "end"]
+    assert text.get_ha() == "right"
+    with pytest.raises(ValueError, match="mark_offsets"):
+        sf.selection_frontier(
+            FX,
+            FY,
+            {"transformer": (1.1, 3.0)},
+            xlabel="x",
+            ylabel="y",
+            marks={"end": (1.35, 1.0)},
+            mark_offsets={"other": (1, 1)},
+        )

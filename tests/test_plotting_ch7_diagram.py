@@ -156,9 +156,6 @@ def _comparison(**changes):
         },
         "converged_ks": [2, 5],
         "converged": [0.7, 0.3],
-        "passes": [1, 10, 100],
-        "test_error": [0.6, 0.35, 0.3],
-        "train_error": [0.5, 1e-3, 1e-9],
     }
     args.update(changes)
     return implicit_figures.finetuning_comparison(
@@ -167,14 +164,11 @@ def _comparison(**changes):
         args.pop("budgets"),
         args.pop("converged_ks"),
         args.pop("converged"),
-        args.pop("passes"),
-        args.pop("test_error"),
-        args.pop("train_error"),
         **args,
     )
 
 
-def test_the_finetuning_comparison_draws_ratios_to_the_implicit_update():
+def test_the_finetuning_comparison_draws_errors_and_their_ratios():
     fig = _comparison()
     left, right = fig.axes
     lines = {line.get_label(): line for line in left.get_lines()}
@@ -184,26 +178,23 @@ def test_the_finetuning_comparison_draws_ratios_to_the_implicit_update():
         "100 passes",
         "SGD run to interpolation",
     ]
-    # each budget is drawn over the implicit update's error, which is the line at 1
+    # left: the errors themselves
     np.testing.assert_allclose(
-        lines["1 pass"].get_ydata(),
+        lines["the implicit update"].get_ydata(), [1.0, 0.8, 0.6, 0.5, 0.45, 0.4]
+    )
+    np.testing.assert_allclose(
+        lines["SGD run to interpolation"].get_ydata(), [0.7, 0.3]
+    )
+    # right: each over the implicit update's error, which is the line at 1
+    ratios = [line.get_ydata() for line in right.get_lines()]
+    assert list(ratios[0]) == [1, 1]
+    np.testing.assert_allclose(
+        ratios[1],
         np.array([1.0, 0.9, 0.8, 0.7, 0.65, 0.6]) / [1.0, 0.8, 0.6, 0.5, 0.45, 0.4],
     )
-    np.testing.assert_allclose(
-        lines["SGD run to interpolation"].get_ydata(), [0.7 / 0.6, 0.3 / 0.4]
-    )
-    assert list(lines["the implicit update"].get_ydata()) == [1, 1]
-    assert left.get_yscale() == "log"
-    assert "within 20 %" in left.get_title()
-    assert right.get_xscale() == "log" and right.get_yscale() == "log"
-    assert "on i = 5 examples" in right.get_title()
-    # the implicit update's error at the largest converged count, named in the legend
-    reference = [
-        line
-        for line in right.get_lines()
-        if line.get_label() == "the implicit update's test error"
-    ]
-    assert reference and reference[0].get_ydata()[0] == 0.4
+    np.testing.assert_allclose(ratios[-1], [0.7 / 0.6, 0.3 / 0.4])
+    assert left.get_yscale() == "log" and right.get_yscale() == "log"
+    assert "within 20 %" in right.get_title()
     plt.close(fig)
 
 
@@ -215,13 +206,52 @@ def test_the_finetuning_comparison_draws_ratios_to_the_implicit_update():
         ({"budgets": {}}, "budgets: expected at least one"),
         ({"converged": [0.7]}, "converged: expected 2 values"),
         ({"converged_ks": [2, 7]}, "converged_ks: expected counts among ks"),
-        ({"passes": [1, 100, 10]}, "passes: expected increasing counts"),
-        ({"train_error": [0.5, 0.0, 1e-9]}, "train_error: expected numbers > 0"),
-        ({"test_error": [0.6, 0.3]}, "test_error: expected 3 values"),
         ({"band": 1.0}, "band: expected numbers > 1"),
     ],
 )
 def test_the_finetuning_comparison_refuses_mismatched_inputs(change, message):
     with pytest.raises(ValueError, match=message):
         _comparison(**change)
+    plt.close("all")
+
+
+def _run(**changes):
+    args = {
+        "passes": [1, 10, 100],
+        "test_error": [0.6, 0.35, 0.3],
+        "train_error": [0.5, 1e-3, 1e-9],
+        "implicit_error": 0.4,
+    }
+    args.update(changes)
+    return implicit_figures.interpolation_run(
+        args.pop("passes"), args.pop("test_error"), args.pop("train_error"), **args
+    )
+
+
+def test_the_interpolation_run_draws_both_errors_and_the_implicit_level():
+    fig = _run()
+    (ax,) = fig.axes
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert list(lines) == [
+        "test error",
+        "its own training error",
+        "the implicit update's test error",
+    ]
+    assert lines["the implicit update's test error"].get_ydata()[0] == 0.4
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"passes": [1, 100, 10]}, "passes: expected increasing counts"),
+        ({"train_error": [0.5, 0.0, 1e-9]}, "train_error: expected numbers > 0"),
+        ({"test_error": [0.6, 0.3]}, "test_error: expected 3 values"),
+        ({"implicit_error": -1.0}, "implicit_error: expected numbers > 0"),
+    ],
+)
+def test_the_interpolation_run_refuses_mismatched_inputs(change, message):
+    with pytest.raises(ValueError, match=message):
+        _run(**change)
     plt.close("all")

@@ -161,6 +161,17 @@ def test_the_temperature_plot_marks_the_fit_and_the_rivals():
         )
     ]
     assert len(set(rival_colours)) == 3 and "#000000" not in rival_colours
+    # no rival or mark shares a colour with a curve or with another rival
+    curve_colours = {
+        to_hex(lines[name].get_color())
+        for name in ("smoother, selection prompts", "smoother, held-out prompts")
+    }
+    chosen_colour = to_hex(lines["chosen temperature"].get_color())
+    assert not curve_colours & {*rival_colours, chosen_colour}
+    assert chosen_colour not in rival_colours
+    assert (
+        "#56b4e9" not in rival_colours
+    )  # the light blue, too close to the first curve
     assert list(lines["best head (held-out)"].get_ydata()) == [0.88, 0.88]
     assert list(lines["chosen temperature"].get_xdata()) == [temperatures[3]] * 2
     np.testing.assert_allclose(lines["smoother, selection prompts"].get_ydata(), curve)
@@ -216,7 +227,7 @@ def test_the_gap_panels_draw_the_rate_beside_the_curve_and_the_limit():
     assert left.get_xscale() == right.get_xscale() == "log"
     assert left.get_yscale() == "log"
     lines = {line.get_label(): line for line in left.get_lines()}
-    reference = lines["$\\propto k^{-0.5}$"]
+    reference = lines["$\\propto N^{-0.5}$"]
     assert reference.get_linestyle() == ":"
     ks = np.array([1, 2, 4, 8, 16.0])
     ref = np.asarray(reference.get_ydata())

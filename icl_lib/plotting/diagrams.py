@@ -592,7 +592,8 @@ def cache_and_state_diagram(n_pairs: int = 3):
             ax.text(
                 x0 + width / 2,
                 3.3,
-                "cache: every key and value,\n2 numbers per token and width",
+                "cache: every key and value,\n"
+                "$2\\,d_{\\mathrm{m}}$ numbers per token and layer",
                 ha="center",
                 fontsize=10,
                 color=NEUTRAL,

@@ -330,7 +330,10 @@ def step_decay(
                 f"reference: expected {len(ks)} values (one per k), got "
                 f"{len(reference)}"
             )
-        ax.plot(ks, reference, ":", color=NEUTRAL, lw=1.6, label=reference_label)
+        # drawn over the curves, which it may follow closely enough to hide it
+        ax.plot(
+            ks, reference, ":", color=NEUTRAL, lw=2.4, zorder=5, label=reference_label
+        )
         values_seen.append(reference)
     ax.set_yscale("log")
     low = min(float(v.min()) for v in values_seen)
@@ -356,33 +359,26 @@ def finetuning_comparison(
     budgets,
     converged_ks,
     converged,
-    passes,
-    test_error,
-    train_error,
     *,
     band: float = 1.2,
     converged_label: str = "SGD run to interpolation",
     title: str = "",
 ):
-    """The implicit update beside fine-tuning, in two panels.
+    """The implicit update beside fine-tuning, in two panels that share their x axis.
 
-    Left: for each fine-tuning budget, its error over the implicit update's against
-    the number of examples ``ks``, on a log axis: 1 is the implicit update, and a
-    shaded band marks ``1/band .. band``; squares: SGD run to interpolation at the
-    example counts ``converged_ks``. Right: that run at the largest of
-    ``converged_ks``, against the number of ``passes`` on log axes: its test error,
-    its own training error, and the implicit update's error at that count.
+    Left: the test errors themselves against the number of examples ``ks``, on a log
+    axis: the implicit update (black, marked), one curve per fine-tuning budget, and
+    squares for SGD run to interpolation at the example counts ``converged_ks``.
+    Right: the same errors over the implicit update's, on a log axis: 1 is the
+    implicit update, and a shaded band marks ``1/band .. band``.
 
     Args:
-        ks: example counts of the left panel.
+        ks: example counts of both panels.
         implicit: the implicit update's error at each ``k`` (positive).
         budgets: label -> fine-tuning error at each ``k`` (positive), one curve per
             budget.
         converged_ks, converged: SGD run to interpolation, its error at those counts
             (each one of ``ks``).
-        passes: pass counts of the right panel (positive, increasing).
-        test_error, train_error: that run's test and training error after each pass
-            count at the largest of ``converged_ks`` (training error positive).
         band: the width of the shaded band, a ratio > 1.
     """
     ks = _in.numbers("ks", ks, minimum=0)
@@ -395,9 +391,6 @@ def finetuning_comparison(
     }
     converged_ks = _in.numbers("converged_ks", converged_ks, minimum=0)
     converged = _in.numbers("converged", converged, minimum=0, strict=True)
-    passes = _in.numbers("passes", passes, minimum=0, strict=True)
-    test_error = _in.numbers("test_error", test_error, minimum=0, strict=True)
-    train_error = _in.numbers("train_error", train_error, minimum=0, strict=True)
     band = float(_in.numbers("band", [band], minimum=1, strict=True)[0])
     converged_label = _text("converged_label", converged_label)
     if implicit.shape != ks.shape:
@@ -419,6 +412,82 @@ def finetuning_comparison(
         raise ValueError(
             f"converged_ks: expected counts among ks, got {converged_ks.tolist()}"
         )
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6), sharex=True)
+    right.axhspan(1 / band, band, color="#DDDDDD", alpha=0.6, lw=0)
+    left.plot(
+        ks,
+        implicit,
+        "-",
+        color=TRANSFORMER,
+        marker="o",
+        ms=4,
+        lw=2.2,
+        label="the implicit update",
+    )
+    right.axhline(1, color=TRANSFORMER, lw=1.4)
+    colours = (PALETTE[1], PALETTE[5], PALETTE[2], PALETTE[0], PALETTE[3], PALETTE[6])
+    styles = ("--", "-.", "--", "-", "-.", "--")
+    for k, (label, values) in enumerate(curves.items()):
+        style = styles[k % len(styles)], colours[k % len(colours)]
+        left.plot(ks, values, style[0], color=style[1], lw=1.8, label=label)
+        right.plot(ks, values / implicit, style[0], color=style[1], lw=1.8)
+    ratio = converged / implicit[np.searchsorted(ks, converged_ks)]
+    squares = {"ls": "none", "ms": 7, "color": PALETTE[0], "mfc": "white", "mew": 1.6}
+    left.plot(converged_ks, converged, "s", label=converged_label, **squares)
+    right.plot(converged_ks, ratio, "s", **squares)
+    left.set_yscale("log")
+    right.set_yscale("log")
+    errors = np.concatenate([implicit, *curves.values(), converged])
+    error_ticks = [
+        t
+        for t in (0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 5)
+        if float(errors.min()) / 1.3 <= t <= float(errors.max()) * 1.3
+    ]
+    ratios = np.concatenate([*(v / implicit for v in curves.values()), ratio])
+    low, high = min(float(ratios.min()), 1 / band), max(float(ratios.max()), band)
+    ticks = [
+        t for t in (0.25, 0.5, 0.7, 1, 1.5, 2, 3, 5) if low / 1.3 <= t <= high * 1.3
+    ]
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))
+    xlabel = "examples i (in context, or fine-tuned on)"
+    left.set(xlabel=xlabel, ylabel="test error / d", title="the errors")
+    right.set(
+        xlabel=xlabel,
+        ylabel="fine-tuning's test error / the implicit update's",
+        title=f"their ratio (shaded: within {100 * (band - 1):.0f} % of the "
+        "implicit update)",
+    )
+    left.legend(fontsize=8.5, loc="upper right")
+    for ax in (left, right):
+        finish_axes(ax)
+    _plain_fixed_ticks(left.yaxis, error_ticks)
+    _plain_fixed_ticks(right.yaxis, ticks)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def interpolation_run(
+    passes,
+    test_error,
+    train_error,
+    *,
+    implicit_error: float | None = None,
+    title: str = "",
+):
+    """A fine-tuning run against the number of ``passes`` over its examples, on log
+    axes: its test error, its error on its own training examples, and (dotted,
+    optional) the implicit update's test error at the same number of examples.
+
+    Args:
+        passes: pass counts (positive, increasing).
+        test_error, train_error: the run's errors after each pass count (positive).
+        implicit_error: the implicit update's test error, or None for no line.
+    """
+    passes = _in.numbers("passes", passes, minimum=0, strict=True)
+    test_error = _in.numbers("test_error", test_error, minimum=0, strict=True)
+    train_error = _in.numbers("train_error", train_error, minimum=0, strict=True)
+    title = _text("title", title)
     for name, values in (("test_error", test_error), ("train_error", train_error)):
         if values.shape != passes.shape:
             raise ValueError(
@@ -427,53 +496,11 @@ def finetuning_comparison(
             )
     if np.any(np.diff(passes) <= 0):
         raise ValueError(f"passes: expected increasing counts, got {passes.tolist()}")
-    end = float(converged_ks.max())
-    at_end = float(implicit[ks == end][0])
-    fig, (left, right) = plt.subplots(
-        1, 2, figsize=(11.5, 4.4), gridspec_kw={"width_ratios": [1.3, 1]}
-    )
-    left.axhspan(1 / band, band, color="#DDDDDD", alpha=0.6, lw=0)
-    left.axhline(1, color=TRANSFORMER, lw=1.4, label="the implicit update")
-    colours = (PALETTE[1], PALETTE[5], PALETTE[2], PALETTE[0], PALETTE[3], PALETTE[6])
-    styles = ("--", "-.", "--", "-", "-.", "--")
-    for k, (label, values) in enumerate(curves.items()):
-        left.plot(
-            ks,
-            values / implicit,
-            styles[k % len(styles)],
-            color=colours[k % len(colours)],
-            lw=1.8,
-            label=label,
-        )
-    ratio = converged / implicit[np.searchsorted(ks, converged_ks)]
-    left.plot(
-        converged_ks,
-        ratio,
-        "s",
-        ls="none",
-        ms=7,
-        color=PALETTE[0],
-        mfc="white",
-        mew=1.6,
-        label=converged_label,
-    )
-    left.set_yscale("log")
-    ratios = np.concatenate([*(v / implicit for v in curves.values()), ratio])
-    low, high = min(float(ratios.min()), 1 / band), max(float(ratios.max()), band)
-    ticks = [
-        t for t in (0.25, 0.5, 0.7, 1, 1.5, 2, 3, 5) if low / 1.3 <= t <= high * 1.3
-    ]
-    left.xaxis.set_major_locator(MaxNLocator(integer=True))
-    left.set(
-        xlabel="examples i (in context, or fine-tuned on)",
-        ylabel="fine-tuning's test error / the implicit update's",
-        title=f"shaded: within {100 * (band - 1):.0f} % of the implicit update",
-    )
-    left.legend(fontsize=8.5, loc="lower left")
-    right.plot(
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    ax.plot(
         passes, test_error, "-", marker="s", ms=5, color=PALETTE[0], label="test error"
     )
-    right.plot(
+    ax.plot(
         passes,
         train_error,
         "--",
@@ -482,24 +509,24 @@ def finetuning_comparison(
         color=PALETTE[0],
         label="its own training error",
     )
-    right.axhline(
-        at_end,
-        color=TRANSFORMER,
-        ls=":",
-        lw=1.4,
-        label="the implicit update's test error",
-    )
-    right.set(
+    if implicit_error is not None:
+        level = float(
+            _in.numbers("implicit_error", [implicit_error], minimum=0, strict=True)[0]
+        )
+        ax.axhline(
+            level,
+            color=TRANSFORMER,
+            ls=":",
+            lw=1.4,
+            label="the implicit update's test error",
+        )
+    ax.set(
         xscale="log",
         yscale="log",
         xlabel="passes over the examples",
         ylabel="squared error / d",
-        title=f"{converged_label} on i = {end:g} examples",
+        title=title,
     )
-    right.legend(fontsize=8.5, loc="lower left")
-    for ax in (left, right):
-        finish_axes(ax)
-    _plain_fixed_ticks(left.yaxis, ticks)
-    if title:
-        fig.suptitle(title)
+    ax.legend(fontsize=8.5, loc="lower left")
+    finish_axes(ax)
     return fig

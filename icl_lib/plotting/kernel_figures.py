@@ -85,7 +85,7 @@ def kernel_gap_panels(
     for ax, (group, curves), title in zip(axes, groups.items(), titles, strict=True):
         for i, (name, values) in enumerate(curves.items()):
             ax.plot(ks, values, marker="o", ms=4, color=PALETTE[i], label=name)
-        ax.set(xscale="log", yscale="log", xlabel="demonstrations $k$", title=title)
+        ax.set(xscale="log", yscale="log", xlabel="demonstrations $N$", title=title)
         ax.set_ylim(floor, top)
         if group == "in_distribution":
             first = next(iter(curves.values()))
@@ -95,7 +95,7 @@ def kernel_gap_panels(
                 c * ks**slope,
                 ls=":",
                 color="#444444",
-                label=f"$\\propto k^{{{slope:g}}}$",
+                label=f"$\\propto N^{{{slope:g}}}$",
             )
         else:
             ax.axhline(
@@ -103,7 +103,7 @@ def kernel_gap_panels(
                 color=NEUTRAL,
                 ls="--",
                 lw=1.4,
-                label=f"its limit as $k \\to \\infty$: {limit:.2f}",
+                label=f"its limit as $N \\to \\infty$: {limit:.2f}",
             )
         ax.legend(fontsize=8.5, loc="lower left")
         finish_axes(ax)
@@ -328,18 +328,23 @@ def temperature_agreement(
             f"levels: expected at most {len(PALETTE) + 1 - len(agreement)} rivals "
             f"beside {len(agreement)} curves (one colour each), got {len(levels)}"
         )
+    # the rivals' colours: those the curves leave free, without the light blue that is
+    # hard to tell from the first curve's blue when enough others remain
+    rival_colours = list(PALETTE[len(agreement) :])
+    if PALETTE[4] in rival_colours and len(rival_colours) >= len(levels):
+        rival_colours.remove(PALETTE[4])
     for i, (name, value) in enumerate(levels.items()):
         value = float(_in.numbers(f"levels[{name!r}]", [value])[0])
         ax.axhline(  # the first rival in the model's colour, the rest in their own
             value,
-            color=TRANSFORMER if i == 0 else PALETTE[len(agreement) + i - 1],
+            color=TRANSFORMER if i == 0 else rival_colours[i - 1],
             ls=styles[i % len(styles)],
             lw=1.4,
             label=name,
         )
     if chosen is not None:
         ax.axvline(
-            chosen, color=QUERY, lw=1.0, ls="-", alpha=0.6, label="chosen temperature"
+            chosen, color=NEUTRAL, lw=1.0, ls="-", alpha=0.8, label="chosen temperature"
         )
     ax.set_xscale("log")
     ax.set(xlabel="temperature $\\tau$", ylabel=ylabel, title=title)

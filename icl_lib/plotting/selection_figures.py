@@ -148,6 +148,7 @@ def selection_frontier(
     ylabel: str,
     errors: Mapping[str, Sequence[float]] | None = None,
     marks: Mapping[str, Sequence[float]] | None = None,
+    mark_offsets: Mapping[str, Sequence[float]] | None = None,
     frontier_label: str = "ridge, one penalty for every prompt",
     dominated_label: str = "the same past the frontier's ends (worse on both)",
     title: str = "",
@@ -164,14 +165,18 @@ def selection_frontier(
             two standard errors), for some of ``points``.
         marks: label -> ``(x, y)``: a point of the frontier to annotate (e.g. the
             penalty of each matched ridge).
+        mark_offsets: label -> ``(dx, dy)`` in points, where the label of that mark
+            sits against its point (default ``(6, -11)``, below right; a negative
+            ``dx`` right-aligns the label, to the left of the point).
         frontier_label: the legend's name of the curve's efficient part
             (:func:`efficient_points`), drawn solid.
         dominated_label: the legend's name of the rest of the curve, the penalties
             that another penalty beats on both kinds, drawn faint and dashed.
 
     The region inside the frontier (:func:`frontier_envelope`), where no one-penalty
-    learner is as good on both kinds at once, is shaded; dotted lines mark a ratio of 1
-    on each axis, the Bayes predictor of that kind.
+    learner is as good on both kinds at once, is shaded up to the corner (1, 1); dotted
+    lines mark a ratio of 1 on each axis, the Bayes predictor of that kind, which no
+    learner beats on average.
     """
     _in.axes("ax", ax)
     for name, text in (
@@ -211,6 +216,21 @@ def selection_frontier(
         label: _pair(f"marks[{label!r}]", value)
         for label, value in _in.optional_mapping("marks", marks).items()
     }
+    offsets = {
+        label: _in.numbers(f"mark_offsets[{label!r}]", value)
+        for label, value in _in.optional_mapping("mark_offsets", mark_offsets).items()
+    }
+    for label, offset in offsets.items():
+        if offset.shape != (2,):
+            raise ValueError(
+                f"mark_offsets[{label!r}]: expected a pair (dx, dy), got shape "
+                f"{offset.shape}"
+            )
+    if set(offsets) - set(marks):
+        raise ValueError(
+            f"mark_offsets: expected labels of marks {sorted(marks)}, got "
+            f"{sorted(set(offsets) - set(marks))}"
+        )
     fx = _in.numbers("frontier_x", frontier_x, minimum=0, strict=True)
     fy = _in.numbers("frontier_y", frontier_y, minimum=0, strict=True)
     if fx.shape != fy.shape or fx.size < 2:
@@ -238,11 +258,15 @@ def selection_frontier(
     if low <= 0:  # unreachable: every value was checked positive
         raise ValueError("points: expected positive ratios")
 
-    grid = np.geomspace(*x_lim, 400)
-    envelope = np.minimum(frontier_envelope(fx, fy, grid), y_lim[1])
-    ax.fill_between(
-        grid, y_lim[0], envelope, color=FRONTIER, alpha=0.12, lw=0, zorder=0
-    )
+    # shade only between the frontier and the corner (1, 1): a ratio below 1 beats the
+    # reference, the Bayes predictor of that kind, which no learner does on average
+    if x_lim[1] > 1.0 and y_lim[1] > 1.0:
+        grid = np.geomspace(max(x_lim[0], 1.0), x_lim[1], 400)
+        floor = max(y_lim[0], 1.0)
+        envelope = np.clip(frontier_envelope(fx, fy, grid), floor, y_lim[1])
+        ax.fill_between(
+            grid, floor, envelope, color=FRONTIER, alpha=0.12, lw=0, zorder=0
+        )
     # the frontier proper solid, the penalties past its ends (worse on both kinds
     # than an end) faint and dashed
     efficient = efficient_points(fx, fy)
@@ -261,10 +285,12 @@ def selection_frontier(
         )
     for label, (x, y) in marks.items():
         ax.plot([x], [y], "o", color=FRONTIER, ms=3.5, zorder=2, label="_mark")
+        dx, dy = (float(v) for v in offsets.get(label, (6.0, -11.0)))
         ax.annotate(
             label,
             (x, y),
-            xytext=(6, -11),
+            xytext=(dx, dy),
+            ha="right" if dx < 0 else "left",
             textcoords="offset points",
             fontsize=8.5,
             color=FRONTIER,
