@@ -112,9 +112,10 @@ def test_every_number_table_renders(stem):
 
 @pytest.mark.parametrize("stem", CHAPTERS)
 def test_no_warning_printed_on_the_page(stem):
-    """A cell's stderr (a library's warning, a traceback) is not for the reader: chapter 4's
-    three-panel figure printed matplotlib's 'constrained_layout not applied' above panels
-    that overlapped. Every page must execute without writing to stderr."""
+    """A cell's stderr (a library's warning, a traceback) is not for the reader:
+    chapter 4's three-panel figure printed matplotlib's 'constrained_layout not
+    applied' above panels that overlapped. Every page must execute without writing to
+    stderr."""
     _html, article = _page(stem)
     printed = [
         element.get_text(" ", strip=True)[:200]
