@@ -68,7 +68,7 @@ def test_every_chapter_has_a_student_read_of_its_current_lecture(number):
     )
 
 
-def test_an_exercise_that_asks_for_code_is_computational(tmp_path):
+def test_an_exercise_takes_its_kind_from_the_hand_set_plan(tmp_path):
     chapter = tmp_path / "10_example.md"
     chapter.write_text(
         "# Example\n\n```{exercise}\n:label: ex-a\n\nProve it.\n```\n\n"
@@ -76,9 +76,41 @@ def test_an_exercise_that_asks_for_code_is_computational(tmp_path):
         "```{exercise}\n:label: ex-b\n\nRun `icl_lib.learners.ols` on it.\n```\n\n"
         "```{solution} ex-b\n:class: dropdown\n\nIt is exact.\n```\n"
     )
-    pen, code = course.exercises(chapter)
-    assert (pen.label, pen.computational) == ("ex-a", False)
-    assert (code.label, code.computational) == ("ex-b", True)
+    plan = {
+        "ex-a": {"kind": "proof", "difficulty": 2, "minutes": 20, "lab": 1},
+        "ex-b": {"kind": "experiment", "difficulty": 1, "minutes": 15, "lab": 0},
+    }
+    proof, run = course.exercises(chapter, plan)
+    assert (proof.label, proof.kind, proof.lab) == ("ex-a", "proof", 1)
+    assert (run.label, run.kind, run.minutes) == ("ex-b", "experiment", 15)
+    with pytest.raises(KeyError, match="ex-b of 10_example.md has no entry"):
+        course.exercises(chapter, {"ex-a": plan["ex-a"]})
+
+
+def test_every_exercise_of_the_book_is_in_the_plan_and_nothing_else():
+    labels = {e.label for path in CHAPTERS.values() for e in course.exercises(path)}
+    assert labels == set(course.exercise_plan())
+
+
+def test_an_exercise_is_coding_exactly_when_it_checks_itself():
+    from icl_lib import exercises as checks
+
+    coding = {
+        label
+        for label, entry in course.exercise_plan().items()
+        if entry["kind"] == "coding"
+    }
+    assert coding == set(checks.exercise_ids())
+
+
+@pytest.mark.parametrize("number", sorted(CHAPTERS))
+def test_every_chapter_has_a_lab_that_fills_a_session(number):
+    found = course.lab(CHAPTERS[number])
+    low, high = course.LAB_MINUTES
+    assert low <= sum(e.minutes for e in found) <= high
+    assert any(e.kind == "coding" for e in found)
+    # the lab starts with something a student can do: a warm-up or a coding exercise
+    assert found[0].difficulty == 1 or found[0].kind == "coding"
 
 
 def test_the_graph_draws_every_chapter():

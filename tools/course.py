@@ -61,12 +61,44 @@ class StudentRead:
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise of a chapter: its label, whether its text or solution asks for code
-    (a library name or a code block), and its solution's length in words."""
+    """One exercise of a chapter: its label, its solution's length in words, and what
+    :data:`EXERCISE_PLAN` sets by hand: its kind (:data:`KINDS`), difficulty (1 a
+    warm-up, 2 standard, 3 hard), a student's minutes, and its place in the chapter's
+    lab (1 first; 0 when it is not in the lab)."""
 
     label: str
-    computational: bool
     solution_words: int
+    kind: str
+    difficulty: int
+    minutes: int
+    lab: int
+
+
+EXERCISE_PLAN = ROOT / "data" / "exercise_plan.json"
+KINDS = ("proof", "derivation", "coding", "experiment")
+LAB_MINUTES = (70, 90)  # a lab fills a 90-minute session, with room to start up
+
+
+def exercise_plan() -> dict[str, dict]:
+    """Label -> the hand-set kind, difficulty, minutes and lab of every exercise;
+    checked against :data:`KINDS` and the ranges above."""
+    import json
+
+    plan = json.loads(EXERCISE_PLAN.read_text())["exercises"]
+    for label, entry in plan.items():
+        if set(entry) != {"kind", "difficulty", "minutes", "lab"}:
+            raise ValueError(
+                f"{EXERCISE_PLAN.name}: {label} has fields {sorted(entry)}"
+            )
+        if entry["kind"] not in KINDS:
+            raise ValueError(f"{label}: kind {entry['kind']!r} is not one of {KINDS}")
+        if entry["difficulty"] not in (1, 2, 3) or not 5 <= entry["minutes"] <= 120:
+            raise ValueError(f"{label}: difficulty or minutes out of range: {entry}")
+        if not isinstance(entry["lab"], int) or entry["lab"] < 0:
+            raise ValueError(
+                f"{label}: lab must be a place (1, 2, ...) or 0, got {entry}"
+            )
+    return plan
 
 
 def chapter_paths() -> dict[int, Path]:
@@ -109,24 +141,31 @@ def lecture_words(path: Path) -> int:
     return style_metrics.measure(style_metrics.lecture(path.read_text()))["words"]
 
 
-def exercises(path: Path) -> list[Exercise]:
-    """The chapter's exercises in order, each with its solution."""
+def exercises(path: Path, plan: dict | None = None) -> list[Exercise]:
+    """The chapter's exercises in order, each with its solution's length and its entry
+    of the hand-set plan (:func:`exercise_plan` unless ``plan`` is given)."""
+    plan = exercise_plan() if plan is None else plan
     text = path.read_text()
     blocks = re.findall(r"```\{exercise\}\n:label: ([\w-]+)\n(.*?)\n```", text, re.S)
     found = []
-    for label, body in blocks:
+    for label, _ in blocks:
+        if label not in plan:
+            raise KeyError(
+                f"{label} of {path.name} has no entry in {EXERCISE_PLAN.name}"
+            )
         solution = re.search(
             r"```\{solution\} " + re.escape(label) + r"\n(.*?)\n```", text, re.S
         )
         answer = solution.group(1) if solution else ""
-        code = re.compile(r"`[^`\n]*(?:icl_lib|\(|\.)[^`\n]*`|```")
-        found.append(
-            Exercise(
-                label,
-                computational=bool(code.search(body) or code.search(answer)),
-                solution_words=len(re.findall(r"\w+", answer)),
-            )
-        )
+        found.append(Exercise(label, len(re.findall(r"\w+", answer)), **plan[label]))
+    return found
+
+
+def lab(path: Path) -> list[Exercise]:
+    """The chapter's lab: its exercises in the lab's order."""
+    found = sorted((e for e in exercises(path) if e.lab), key=lambda e: e.lab)
+    if [e.lab for e in found] != list(range(1, len(found) + 1)):
+        raise ValueError(f"{path.name}: the lab's places are {[e.lab for e in found]}")
     return found
 
 
@@ -207,8 +246,8 @@ def prerequisite_graph():
 if __name__ == "__main__":
     for number, path in chapter_paths().items():
         found = exercises(path)
-        computing = sum(e.computational for e in found)
+        minutes = sum(e.minutes for e in found if e.lab)
         print(
             f"{number}  {title(path)[:48]:48s} {lecture_words(path):5d} words  "
-            f"{len(found)} exercises ({computing} computational)"
+            f"{len(found)} exercises, a lab of {minutes} minutes"
         )
