@@ -58,7 +58,7 @@ def test_the_bayes_diagram_shows_training_and_inference_meeting():
     texts = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
     assert all(not ax.axison for ax in fig.axes)
     assert "training" in texts and "inference" in texts
-    assert "-\\log q_\\theta" in texts and "p(w \\mid D)" in texts
+    assert "-\\log q(y" in texts and "p(w \\mid D)" in texts
     assert "its minimiser over all $q$" in texts
     plt.close(fig)
 

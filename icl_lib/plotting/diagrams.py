@@ -452,8 +452,8 @@ def bayes_two_views_diagram():
             (
                 "task $w \\sim p(w)$",
                 "prompt $D = ((x_i, y_i))_{i \\leq k}$, query $(x, y)$",
-                "network $q_\\theta(y \\mid x, D)$",
-                "loss $-\\log q_\\theta(y \\mid x, D)$, averaged",
+                "network $q(y \\mid x, D)$",
+                "loss $-\\log q(y \\mid x, D)$, averaged",
             ),
         ),
         (
