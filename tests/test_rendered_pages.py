@@ -124,3 +124,16 @@ def test_no_warning_printed_on_the_page(stem):
         )
     ]
     assert not printed, f"{stem} prints to stderr:\n" + "\n".join(printed)
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_every_numbered_figure_holds_a_picture(stem):
+    """A figure cell whose last line returns a value (``set_xticks([])`` returns a list)
+    shows that value as a second, numbered figure with the same caption and no picture."""
+    _html, article = _page(stem)
+    empty = [
+        figure.get_text(" ", strip=True)[:120]
+        for figure in article.select("figure")
+        if not figure.select("img, svg, canvas, iframe")
+    ]
+    assert not empty, f"{stem}: figures without a picture:\n" + "\n".join(empty)
