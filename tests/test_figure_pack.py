@@ -41,17 +41,31 @@ def test_labelled_and_unlabelled_figures_are_exported_by_name(tmp_path):
         "01_demo",
         [
             _cell([{"image/png": "x", "image/svg+xml": SVG}], name="fig-demo-a"),
-            {"cell_type": "markdown", "metadata": {}, "source": "text"},
+            {
+                "cell_type": "markdown",
+                "metadata": {},
+                "source": "## Explore it\n\ntext",
+            },
             _cell([{"image/svg+xml": [SVG]}, {"image/svg+xml": SVG}]),  # a widget view
             _cell([{"text/plain": "3"}]),  # no drawing: nothing exported
+            _cell([{"image/png": "x", "image/svg+xml": SVG}], name="fig-demo-b"),
         ],
     )
     counts = figure_pack.export(executed, out)
-    assert counts == {"01_demo": 3}
+    assert counts == {"01_demo": 4}
     names = sorted(p.name for p in (out / "01_demo").glob("*.svg"))
-    assert names == ["cell-2-1.svg", "cell-2-2.svg", "fig-demo-a.svg"]
+    assert names == [
+        "explore-it-1-1.svg",
+        "explore-it-1-2.svg",
+        "fig-demo-a.svg",
+        "fig-demo-b.svg",
+    ]
     assert (out / "01_demo" / "fig-demo-a.svg").read_text() == SVG
-    assert "A caption." in (out / "index.html").read_text()
+    index = (out / "index.html").read_text()
+    assert "A caption." in index
+    # the book's numbers: labelled figures counted in page order, per chapter
+    assert "Fig. 1.1<br>" in index and "Fig. 1.2<br>" in index
+    assert "<img src='01_demo/fig-demo-b.svg'" in index
 
 
 def test_a_labelled_figure_without_its_svg_is_an_error(tmp_path):

@@ -10,15 +10,18 @@ script reads the SVGs from the executed chapters in the build's execution cache
 Jupyter Book writes to ``_build/jupyter_execute`` hold no outputs for a chapter it took
 from the cache, and ``make book`` executes every chapter ahead of it) and
 writes ``_build/figures/<chapter>/<name>.svg``, ``<name>`` being the figure's label in
-the chapter (``fig-...``; ``cell-<n>`` for an unlabelled drawing), and an
-``index.html`` that lists them with their captions. A labelled figure without its SVG
-is an error.
+the chapter (``fig-...``; for an unlabelled drawing, such as an explorer's views, the
+slug of the section it stands in), and an ``index.html`` that shows each as a
+thumbnail with the book's figure number (Fig. 7.3) and its caption, the caption's
+math typeset by the site's own MathJax when the pack sits beside the built site. A
+labelled figure without its SVG is an error.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -58,15 +61,27 @@ def cached_chapters() -> dict[str, dict]:
     return found
 
 
+def _slug(heading: str) -> str:
+    words = re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
+    return words or "figure"
+
+
 def chapter_figures(notebook) -> list[dict]:
-    """``[{"name", "caption", "svgs"}]`` of one executed chapter (a notebook file or
-    its dict), in page order: one entry per code cell that drew something (``svgs``:
-    its SVG documents)."""
+    """``[{"name", "caption", "number", "svgs"}]`` of one executed chapter (a notebook
+    file or its dict), in page order: one entry per code cell that drew something
+    (``svgs``: its SVG documents). ``number`` is the figure's number in its chapter,
+    as the book counts its labelled figures (None for an unlabelled drawing, which is
+    named after the section it stands in)."""
     if isinstance(notebook, Path):
         notebook = json.loads(notebook.read_text())
-    cells = notebook["cells"]
-    found = []
-    for index, cell in enumerate(cells):
+    found, section, numbered, per_section = [], "figure", 0, {}
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown":
+            source = "".join(cell["source"])
+            headings = re.findall(r"^#{2,4} +(.+)$", source, re.M)
+            if headings:
+                section = _slug(headings[-1])
+            continue
         if cell["cell_type"] != "code":
             continue
         svgs = [
@@ -76,15 +91,23 @@ def chapter_figures(notebook) -> list[dict]:
             if SVG in out.get("data", {})
         ]  # fmt: skip
         figure = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
-        if figure.get("name") or svgs:
-            found.append(
-                {
-                    "name": figure.get("name") or f"cell-{index}",
-                    "caption": figure.get("caption", ""),
-                    "labelled": bool(figure.get("name")),
-                    "svgs": svgs,
-                }
-            )
+        if figure.get("name"):
+            numbered += 1
+            name, number = figure["name"], numbered
+        elif svgs:
+            per_section[section] = per_section.get(section, 0) + 1
+            name, number = f"{section}-{per_section[section]}", None
+        else:
+            continue
+        found.append(
+            {
+                "name": name,
+                "caption": figure.get("caption", ""),
+                "labelled": bool(figure.get("name")),
+                "number": number,
+                "svgs": svgs,
+            }
+        )
     return found
 
 
@@ -112,7 +135,10 @@ def export(executed: Path | None = EXECUTED, out: Path = OUT) -> dict[str, int]:
             for i, svg in enumerate(figure["svgs"]):
                 name = figure["name"] + (f"-{i + 1}" if len(figure["svgs"]) > 1 else "")
                 (folder / f"{name}.svg").write_text(svg)
-                rows.append((chapter, name, figure["caption"]))
+                number = (
+                    figure["number"] and f"Fig. {int(chapter[:2])}.{figure['number']}"
+                )
+                rows.append((chapter, name, number or "", figure["caption"]))
                 counts[chapter] += 1
     if missing:
         raise SystemExit(
@@ -124,17 +150,27 @@ def export(executed: Path | None = EXECUTED, out: Path = OUT) -> dict[str, int]:
     return counts
 
 
+# the site's own MathJax (sphinx-mathjax-offline), when the pack sits beside the site
+MATHJAX = "../html/_static/mathjax/tex-chtml.js"
+
+
 def _index(rows) -> str:
     items = "\n".join(
-        f"<tr><td>{html.escape(chapter)}</td>"
-        f'<td><a href="{html.escape(chapter)}/{html.escape(name)}.svg">'
-        f"{html.escape(name)}</a></td><td>{html.escape(caption)}</td></tr>"
-        for chapter, name, caption in rows
+        f"<tr><td><a href='{html.escape(chapter)}/{html.escape(name)}.svg'>"
+        f"<img src='{html.escape(chapter)}/{html.escape(name)}.svg' width='240' "
+        f"alt='{html.escape(number or name)}' loading='lazy'></a></td>"
+        f"<td>{html.escape(number)}<br><code>{html.escape(chapter)}/"
+        f"{html.escape(name)}.svg</code></td><td>{html.escape(caption)}</td></tr>"
+        for chapter, name, number, caption in rows
     )
     return (
         "<!doctype html><meta charset='utf-8'><title>Figures of the book</title>\n"
+        "<script>window.MathJax = {tex: {inlineMath: [['$', '$']]}};</script>\n"
+        f"<script async src='{MATHJAX}'></script>\n"
         "<h1>Figures of the book, as SVG</h1>\n"
-        "<table><tr><th>chapter</th><th>figure</th><th>caption</th></tr>\n"
+        "<p>Each figure is a vector drawing: it scales to any slide without blurring. "
+        "Click a thumbnail for the file.</p>\n"
+        "<table><tr><th>figure</th><th>number and file</th><th>caption</th></tr>\n"
         f"{items}\n</table>\n"
     )
 
