@@ -124,3 +124,14 @@ def test_an_implied_requirement_is_found():
     assert course.implied(1, 5)  # 5 needs 2, which needs 1
     assert not course.implied(2, 5)  # no other path from 2 to 5
     assert not course.implied(1, 2)
+
+
+@pytest.mark.parametrize("number", sorted(CHAPTERS))
+def test_every_chapter_names_its_lab_in_the_plans_order(number):
+    """A chapter's **Lab.** paragraph, first under its Exercises heading, lists the
+    plan's lab exercises in the plan's order (the instructor page's table)."""
+    text = CHAPTERS[number].read_text()
+    match = re.search(r"\n## Exercises\n\n\*\*Lab\.\*\*(.*?)\n\n", text, re.S)
+    assert match, f"chapter {number}: no **Lab.** paragraph under ## Exercises"
+    named = re.findall(r"\{ref\}`(ex-[\w-]+)`", match.group(1))
+    assert named == [e.label for e in course.lab(CHAPTERS[number])]
