@@ -1008,6 +1008,18 @@ GROUPS = (
 )
 
 
+# how to read the tables, above them (the words a lecture leaves out are defined here)
+READING_GUIDE = (
+    "How to read the tables: each finding is measured on the book's model, with its "
+    "standard error where it has one, beside the simplest alternative explanation "
+    "measured on the same prompts; the mark is the threshold between the two, with "
+    "the reason it sits there. ✅ met, ❌ not met, ❔ the sample cannot tell "
+    "(the value lies within two standard errors of the mark). A control is a learner "
+    "that must miss its finding's mark: if it meets it, the mark cannot tell the "
+    "finding from it."
+)
+
+
 def grouped_claims_html(claims, *, with_chapter: bool = False) -> str:
     """A line of counts (:func:`ledger_sentence`), then one titled table per group of
     kinds, findings first. Used by the chapters and by the reproducibility page."""
@@ -1017,6 +1029,8 @@ def grouped_claims_html(claims, *, with_chapter: bool = False) -> str:
             f"with_chapter: expected True or False, got {type(with_chapter).__name__}"
         )
     parts = [f'<p class="claims-counts">{html.escape(ledger_sentence(claims))}.</p>']
+    if any(c.kind == "goal" for c in claims):
+        parts.append(f'<p class="claims-legend">{html.escape(READING_GUIDE)}</p>')
     for title, kinds in GROUPS:
         group = [c for c in claims if c.kind in kinds]
         if group:
@@ -1048,7 +1062,7 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
     with_alternative = any(c.kind == "goal" for c in claims)
     columns = [
         ("what", "claim"),
-        ("book", "book"),
+        ("book", "measured"),
         ("alternative", "alternative, same prompts"),
         ("criterion", "mark and its reason"),
         ("verdict", "verdict"),

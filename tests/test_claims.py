@@ -741,3 +741,11 @@ def test_the_built_ledger_keeps_the_rules():
         if claim.kind == "goal":
             assert claim.alternative and claim.mark_reason
             assert claim.se is not None or claim.se_note
+
+
+def test_the_tables_say_how_to_read_them_above_the_findings():
+    c = ClaimSet("demo")
+    c.at_most("demo.a", "x", kind="goal", book=1.0, goal=1.2, **ALT)
+    page = grouped_claims_html(c.claims)
+    assert page.index("How to read the tables") < page.index("Findings: goals")
+    assert "<th" in page and "measured" in page
