@@ -21,7 +21,8 @@ def book(tmp_path):
     (tmp_path / "chapters").mkdir()
     for name in ("_config.yml", "pyproject.toml", "CITATION.cff", "README.md"):
         shutil.copy(ROOT / name, tmp_path / name)
-    shutil.copy(ROOT / "chapters" / "changelog.md", tmp_path / "chapters")
+    for page in ("changelog.md", "intro.md"):
+        shutil.copy(ROOT / "chapters" / page, tmp_path / "chapters")
     return tmp_path
 
 
@@ -115,3 +116,21 @@ def test_a_single_page_built_from_the_chapters_finds_the_books_version():
     assert edition.book_root(ROOT / "chapters") == ROOT
     with pytest.raises(FileNotFoundError, match="no pyproject.toml"):
         edition.book_root(Path("/"))
+
+
+def test_the_front_pages_bibtex_names_the_citations_version(book):
+    """The BibTeX block of the introduction and CITATION.cff name one version, and a
+    release moves both."""
+    import re
+
+    import yaml
+
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    intro = (ROOT / "chapters" / "intro.md").read_text()
+    assert re.search(
+        r"version\s*=\s*\{" + re.escape(citation["version"]) + r"\}", intro
+    )
+    release.set_version("9.9.9", datetime.date(2030, 1, 2), book)
+    moved = (book / "chapters" / "intro.md").read_text()
+    assert re.search(r"version\s*=\s*\{9\.9\.9\}", moved)
+    assert re.search(r"year\s*=\s*\{2030\}", moved)

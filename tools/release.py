@@ -60,8 +60,9 @@ def set_ref(ref: str, root: Path = ROOT) -> None:
 
 
 def set_version(version: str, date: datetime.date, root: Path = ROOT) -> None:
-    """Write ``version`` into ``pyproject.toml`` and ``CITATION.cff`` (with
-    ``date-released``), and title the changelog's "Unreleased" section with it."""
+    """Write ``version`` into ``pyproject.toml``, ``CITATION.cff`` (with
+    ``date-released``) and the introduction's BibTeX block (with the year), and title
+    the changelog's "Unreleased" section with it."""
     if not VERSION.fullmatch(version):
         raise ValueError(f"version: expected X.Y.Z, got {version!r}")
     pyproject = root / "pyproject.toml"
@@ -87,6 +88,16 @@ def set_version(version: str, date: datetime.date, root: Path = ROOT) -> None:
     if count != 2:
         raise ValueError(f"{citation}: expected two version lines, found {count}")
     citation.write_text(text)
+
+    # the BibTeX block of the introduction (the site's front page)
+    intro = root / "chapters" / "intro.md"
+    text, count = re.subn(
+        r"(version\s*=\s*\{)[^}]*(\})", rf"\g<1>{version}\g<2>", intro.read_text()
+    )
+    text = re.sub(r"(year\s*=\s*\{)\d{4}(\})", rf"\g<1>{date.year}\g<2>", text)
+    if count != 1:
+        raise ValueError(f"{intro}: expected one BibTeX version field, found {count}")
+    intro.write_text(text)
 
     changelog = root / "chapters" / "changelog.md"
     text, count = re.subn(
