@@ -88,6 +88,8 @@ def test_frontier_draws_every_learner_apart_with_plain_log_ticks():
     assert ax.collections  # the shaded inside of the frontier
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("inside the frontier" in t for t in legend)
+    # inside: no one penalty is as good on both kinds at once (not: better than each)
+    assert any("no one penalty\nis as good on both kinds" in t for t in legend)
     # every point is within the axes
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     for x, y in points.values():

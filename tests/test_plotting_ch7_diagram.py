@@ -73,7 +73,7 @@ def test_the_identity_check_draws_errors_below_controls_on_a_log_axis():
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("smallest change" in t for t in legend)
     assert any("largest change" in t for t in legend)
-    assert "float64 rounding unit" in legend
+    assert "float64 machine epsilon" in legend
     plt.close(fig)
 
 
@@ -198,10 +198,31 @@ def test_the_finetuning_comparison_draws_errors_and_their_ratios():
     plt.close(fig)
 
 
+def test_the_finetuning_comparison_marks_where_a_budget_differs():
+    fig = _comparison(differs={"1 pass": [3, 4, 5]})
+    left, right = fig.axes
+    dots = [line for line in right.get_lines() if line.get_marker() == "o"]
+    assert len(dots) == 1
+    np.testing.assert_allclose(dots[0].get_xdata(), [3, 4, 5])
+    np.testing.assert_allclose(
+        dots[0].get_ydata(), np.array([0.7, 0.65, 0.6]) / [0.5, 0.45, 0.4]
+    )
+    budget = {line.get_label(): line for line in left.get_lines()}["1 pass"]
+    assert dots[0].get_color() == budget.get_color()
+    assert right.get_legend() is not None
+    # the squares share no colour with a budget curve
+    squares = [line for line in left.get_lines() if line.get_marker() == "s"]
+    colours = {line.get_color() for line in left.get_lines()[1:-1]}
+    assert squares[0].get_color() not in colours
+    plt.close(fig)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
         ({"implicit": [1.0, 0.5]}, "implicit: expected 6 values"),
+        ({"differs": {"nobody": [1]}}, "differs: expected labels of budgets"),
+        ({"differs": {"1 pass": [9]}}, "expected counts among ks"),
         ({"budgets": {"1 pass": [1.0, 0.5]}}, "1 pass'\\]: expected 6 values"),
         ({"budgets": {}}, "budgets: expected at least one"),
         ({"converged": [0.7]}, "converged: expected 2 values"),

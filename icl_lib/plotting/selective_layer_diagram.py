@@ -152,7 +152,7 @@ def _memory(ax, n_tokens: int) -> None:
         state_x + state_w / 2,
         4.05,
         r"$h_t[\ell] = \sum_{s \leq t} v_s\, (f_{s \to t} \odot \kappa_s)$"
-        "\nthe fade $f_{s \\to t} \\in (0, 1)^N$: the product of the\n"
+        "\nthe fade $f_{s \\to t} \\in (0, 1]^N$: the product of the\n"
         r"factors $e^{\Delta_r[\ell] A[\ell]}$ of the tokens $r$ after $s$",
         ha="center",
         va="center",
