@@ -165,7 +165,7 @@ def identity_check(
 ):
     """A float64 identity checked on several blocks: for each label, the identity's
     largest error (dots) and the change its control makes (squares), on a log axis,
-    with the float64 rounding unit dotted.
+    with float64's machine epsilon dotted.
 
     Args:
         labels: one name per checked block.
@@ -209,7 +209,7 @@ def identity_check(
         label="with the rank-1 update (largest change: the identity's error)",
     )
     # the rounding line is named in the legend, where no dot can cover its label
-    ax.axhline(rounding, color=NEUTRAL, ls=":", lw=1, label="float64 rounding unit")
+    ax.axhline(rounding, color=NEUTRAL, ls=":", lw=1, label="float64 machine epsilon")
     ax.set_yscale("log")
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=9)
     ax.set(ylabel="change of the output at the query", title=title)
@@ -362,6 +362,8 @@ def finetuning_comparison(
     *,
     band: float = 1.2,
     converged_label: str = "SGD run to interpolation",
+    differs=None,
+    differs_label: str = "differs from the implicit update by more than the noise",
     title: str = "",
 ):
     """The implicit update beside fine-tuning, in two panels that share their x axis.
@@ -370,7 +372,9 @@ def finetuning_comparison(
     axis: the implicit update (black, marked), one curve per fine-tuning budget, and
     squares for SGD run to interpolation at the example counts ``converged_ks``.
     Right: the same errors over the implicit update's, on a log axis: 1 is the
-    implicit update, and a shaded band marks ``1/band .. band``.
+    implicit update, and a shaded band marks ``1/band .. band``; filled markers, in
+    a budget's colour, sit where ``differs`` says that budget differs from the
+    implicit update.
 
     Args:
         ks: example counts of both panels.
@@ -380,6 +384,9 @@ def finetuning_comparison(
         converged_ks, converged: SGD run to interpolation, its error at those counts
             (each one of ``ks``).
         band: the width of the shaded band, a ratio > 1.
+        differs: label -> the counts among ``ks`` at which that budget differs
+            from the implicit update by more than the test's threshold (optional).
+        differs_label: the legend entry of those markers.
     """
     ks = _in.numbers("ks", ks, minimum=0)
     implicit = _in.numbers("implicit", implicit, minimum=0, strict=True)
@@ -412,6 +419,21 @@ def finetuning_comparison(
         raise ValueError(
             f"converged_ks: expected counts among ks, got {converged_ks.tolist()}"
         )
+    differs = dict(_in.optional_mapping("differs", differs))
+    differs_label = _text("differs_label", differs_label)
+    unknown = set(differs) - set(curves)
+    if unknown:
+        raise ValueError(
+            f"differs: expected labels of budgets {sorted(curves)}, got "
+            f"{sorted(unknown)}"
+        )
+    for label in differs:
+        where = _in.numbers(f"differs[{label!r}]", differs[label], minimum=0)
+        if not set(where.tolist()) <= set(ks.tolist()):
+            raise ValueError(
+                f"differs[{label!r}]: expected counts among ks, got {where.tolist()}"
+            )
+        differs[label] = where
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6), sharex=True)
     right.axhspan(1 / band, band, color="#DDDDDD", alpha=0.6, lw=0)
     left.plot(
@@ -425,14 +447,27 @@ def finetuning_comparison(
         label="the implicit update",
     )
     right.axhline(1, color=TRANSFORMER, lw=1.4)
-    colours = (PALETTE[1], PALETTE[5], PALETTE[2], PALETTE[0], PALETTE[3], PALETTE[6])
+    colours = (PALETTE[1], PALETTE[5], PALETTE[2], PALETTE[0], PALETTE[3], PALETTE[4])
     styles = ("--", "-.", "--", "-", "-.", "--")
+    marked = False
     for k, (label, values) in enumerate(curves.items()):
         style = styles[k % len(styles)], colours[k % len(colours)]
         left.plot(ks, values, style[0], color=style[1], lw=1.8, label=label)
         right.plot(ks, values / implicit, style[0], color=style[1], lw=1.8)
+        if label in differs and len(differs[label]):
+            at = np.searchsorted(ks, differs[label])
+            right.plot(
+                ks[at],
+                values[at] / implicit[at],
+                "o",
+                ls="none",
+                ms=4.5,
+                color=style[1],
+            )
+            marked = True
     ratio = converged / implicit[np.searchsorted(ks, converged_ks)]
-    squares = {"ls": "none", "ms": 7, "color": PALETTE[0], "mfc": "white", "mew": 1.6}
+    # the squares take a colour that no budget curve uses
+    squares = {"ls": "none", "ms": 7, "color": PALETTE[6], "mfc": "white", "mew": 1.6}
     left.plot(converged_ks, converged, "s", label=converged_label, **squares)
     right.plot(converged_ks, ratio, "s", **squares)
     left.set_yscale("log")
@@ -458,6 +493,9 @@ def finetuning_comparison(
         "implicit update)",
     )
     left.legend(fontsize=8.5, loc="upper right")
+    if marked:  # one legend entry for the dots of every budget, in a neutral grey
+        proxy = right.plot([], [], "o", ls="none", ms=4.5, color=NEUTRAL)[0]
+        right.legend([proxy], [differs_label], fontsize=8.5, loc="lower left")
     for ax in (left, right):
         finish_axes(ax)
     _plain_fixed_ticks(left.yaxis, error_ticks)
