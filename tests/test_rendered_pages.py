@@ -128,8 +128,9 @@ def test_no_warning_printed_on_the_page(stem):
 
 @pytest.mark.parametrize("stem", CHAPTERS)
 def test_every_numbered_figure_holds_a_picture(stem):
-    """A figure cell whose last line returns a value (``set_xticks([])`` returns a list)
-    shows that value as a second, numbered figure with the same caption and no picture."""
+    """A figure cell whose last line returns a value (``set_xticks([])`` returns a
+    list) shows that value as a second, numbered figure with the same caption and no
+    picture."""
     _html, article = _page(stem)
     empty = [
         figure.get_text(" ", strip=True)[:120]

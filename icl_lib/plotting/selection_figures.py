@@ -334,7 +334,7 @@ def selection_frontier(
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     handles, labels = ax.get_legend_handles_labels()
     handles.append(Patch(color=FRONTIER, alpha=0.12))
-    labels.append("inside the frontier: better on both\nkinds than any one penalty")
+    labels.append("inside the frontier: no one penalty\nis as good on both kinds")
     ax.legend(
         handles,
         labels,
