@@ -101,7 +101,8 @@ def gd_attention_diagram(n_context: int = 4):
     right.text(
         (n_context + 1.2) / 2,
         3.35,
-        r"score $x_i^\top x_q$ (from $W_{KQ}$), value $y_i$ (from $W_{PV}$)",
+        r"score $x_i^\top x_q$ (from $W_{KQ}$), "
+        r"value $-\frac{\eta}{N} y_i$ (from $W_{PV}$)",
         ha="center",
         fontsize=10,
     )
