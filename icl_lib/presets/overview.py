@@ -57,6 +57,26 @@ PRESETS = (
         init_from="overview_noiseless",
         **recipe(10_000, lr=3e-4, batch_size=64),
     ),
+    # The control of overview_noisy: the same 10k steps from the same start on noiseless
+    # prompts, so that what the noise taught can be told from what more training did.
+    Preset(
+        name="overview_noiseless_more",
+        chapter="01_overview",
+        description="d = 5 noiseless, 21 points; overview_noisy's 10k-step run "
+        "without the noise, from overview_noiseless (book preset, CPU; the noise's "
+        "control).",
+        model=BOOK_MODEL,
+        task=RegressionPrompts(
+            dims=Curriculum.constant(DIM),
+            points=Curriculum.constant(N_POINTS),
+            monitor_ks=(DIM, 2 * DIM),
+        ),
+        loss="prefix_mse",
+        metric="error_by_k",
+        seed=1,
+        init_from="overview_noiseless",
+        **recipe(10_000, lr=3e-4, batch_size=64),
+    ),
     Preset(
         name="garg_standard",
         chapter="01_overview",
