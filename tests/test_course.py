@@ -135,3 +135,13 @@ def test_every_chapter_names_its_lab_in_the_plans_order(number):
     assert match, f"chapter {number}: no **Lab.** paragraph under ## Exercises"
     named = re.findall(r"\{ref\}`(ex-[\w-]+)`", match.group(1))
     assert named == [e.label for e in course.lab(CHAPTERS[number])]
+
+
+def test_every_chapter_has_a_measured_time_on_the_colab_path():
+    """The instructor page's Colab times come from `colab_check.py --record`."""
+    import json
+
+    times = json.loads((course.ROOT / "data" / "colab_times.json").read_text())
+    assert set(times["seconds"]) == {path.stem for path in CHAPTERS.values()}
+    assert all(5 < s < 600 for s in times["seconds"].values())
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", times["date"])

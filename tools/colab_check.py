@@ -14,12 +14,20 @@ notebook opens in a fresh Colab runtime.
     python tools/colab_check.py            # make colab-check; prints each chapter's
     time python tools/colab_check.py --keep DIR # reuse (or create) the environment in
     DIR
+    python tools/colab_check.py --record data/colab_times.json   # and keep the times
+
+Each chapter's time is what a reader waits on a fresh runtime: the setup cell's clone
+and install of ``icl_lib``, then every cell. ``--record`` writes them, with the date and
+the machine, for the instructor page (a Colab runtime's own CPU differs).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -143,9 +151,30 @@ def run_chapter(
     return seconds
 
 
+def record_times(path: Path, times: dict[str, float]) -> None:
+    """Write each chapter's seconds on the Colab path, with the date and the machine."""
+    path.write_text(
+        json.dumps(
+            {
+                "description": "Seconds each chapter takes on the Colab path "
+                "(tools/colab_check.py): a fresh environment with the package's "
+                "dependencies, the setup cell's clone and install of icl_lib, then "
+                "every cell, one chapter at a time on the machine named below.",
+                "date": datetime.date.today().isoformat(),
+                "machine": f"{os.cpu_count()} CPUs, {platform.machine()}, "
+                f"Python {platform.python_version()}",
+                "seconds": times,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="folder of a reusable environment")
+    parser.add_argument("--record", type=Path, help="write the times to this JSON file")
     args = parser.parse_args(argv)
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,11 +183,14 @@ def main(argv=None) -> int:
         python = make_environment(args.keep or work / "venv")
         print(f"colab-check: environment ready in {time.perf_counter() - start:.0f} s")
         repo = bare_clone(work, config["branch"])
-        total = 0.0
+        total, times = 0.0, {}
         for notebook in chapters():
             seconds = run_chapter(python, notebook, repo, work, config["url"])
             total += seconds
+            times[notebook.stem] = round(seconds, 1)
             print(f"colab-check: {notebook.stem:24s} {seconds:6.1f} s  ok", flush=True)
+        if args.record:
+            record_times(args.record, times)
         print(
             f"colab-check: {len(chapters())} chapters ran on the Colab path in "
             f"{total:.0f} s"
