@@ -9,10 +9,11 @@ buttons go.
   question, teaching report), not a blank issue.
 - A page without a notebook of its own (the instructor and status pages are MyST text)
   gets no launch button: Colab cannot open a ``.md`` file.
-- The student edition (``icl_edition = "student"``, ``tools/student_config.py``) opens
-  Colab on the student notebooks that ``tools/student_notebooks.py`` writes into the
-  edition's site (``notebooks/``), without the solutions; the published branch
-  (``icl_pages_branch``) holds them under the edition's folder, ``icl_site_path``.
+- The student edition (``icl_edition = "student"``, ``tools/student_config.py``) offers
+  no download of a page's source, and opens Colab on the student notebooks that
+  ``tools/student_notebooks.py`` writes into the edition's site (``notebooks/``),
+  without the solutions; the published branch (``icl_pages_branch``) holds them under
+  the edition's folder, ``icl_site_path``.
 
 The version is ``pyproject.toml``'s (a release's tag must name it); the ref is the
 book's ``repository.branch`` (a branch, or the tag of a release); the commit is
@@ -111,6 +112,22 @@ def _issue_buttons(buttons: list) -> list:
     return found
 
 
+# the download buttons that hand out a page's source, which holds the solutions
+SOURCE_BUTTONS = ("download-source-button", "download-notebook-button")
+
+
+def _drop_sources(buttons: list) -> None:
+    """Remove the source downloads from ``buttons`` and the groups in it (the student
+    edition copies no source, so they would also point at a missing ``_sources``)."""
+    for group in list(buttons):
+        if group.get("label") in SOURCE_BUTTONS:
+            buttons.remove(group)
+        elif "buttons" in group:
+            _drop_sources(group["buttons"])
+            if not group["buttons"]:
+                buttons.remove(group)
+
+
 def fix_header_buttons(app, pagename, templatename, context, doctree) -> None:
     buttons = context.get("header_buttons")
     if not buttons:
@@ -120,6 +137,8 @@ def fix_header_buttons(app, pagename, templatename, context, doctree) -> None:
     for button in _issue_buttons(buttons):
         button["url"] = button["url"].split("/issues/new")[0] + "/issues/new/choose"
         button["tooltip"] = "Report an erratum or ask a question"
+    if app.config.icl_edition == "student":
+        _drop_sources(buttons)
     launch = [b for b in buttons if b.get("label") == "launch-buttons"]
     if not launch:
         return
