@@ -23,6 +23,7 @@ book's ``repository.branch`` (a branch, or the tag of a release); the commit is
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import subprocess
@@ -163,6 +164,17 @@ def fix_header_buttons(app, pagename, templatename, context, doctree) -> None:
         ]
 
 
+def write_own_versions(app, exception) -> None:
+    """A build's own ``versions.json``: this version alone, so that the switcher finds
+    its file (and stays hidden) until ``tools/site_versions.py`` writes the published
+    site's list over it."""
+    if exception is None and app.builder.format == "html":
+        ref = app.config.html_theme_options.get("repository_branch", "main")
+        name = ref if RELEASE_TAG.fullmatch(ref) else "latest"
+        entry = [{"name": name, "path": "./"}]
+        (Path(app.outdir) / "versions.json").write_text(json.dumps(entry) + "\n")
+
+
 def setup(app):
     app.add_config_value("icl_edition", "full", "html", [str])
     app.add_config_value(
@@ -171,5 +183,6 @@ def setup(app):
     app.add_config_value("icl_pages_branch", "gh-pages", "html", [str])
     app.connect("config-inited", add_edition_line)
     app.connect("html-page-context", fix_header_buttons, priority=600)
+    app.connect("build-finished", write_own_versions)
     app.add_js_file("versions.js", defer="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -138,3 +138,17 @@ def test_every_numbered_figure_holds_a_picture(stem):
         if not figure.select("img, svg, canvas, iframe")
     ]
     assert not empty, f"{stem}: figures without a picture:\n" + "\n".join(empty)
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_every_folded_admonition_has_a_title_to_click(stem):
+    """sphinx-togglebutton folds an admonition by adding its button to the title; a
+    folded block without one (a proof directive given ``:class: dropdown``) throws in
+    the browser and leaves every later dropdown of the page open."""
+    _html, article = _page(stem)
+    untitled = [
+        element.get_text(" ", strip=True)[:80]
+        for element in article.select(".admonition.dropdown")
+        if element.find(class_="admonition-title") is None
+    ]
+    assert not untitled, f"{stem}: folded blocks without a title: {untitled}"

@@ -434,7 +434,8 @@ def finetuning_comparison(
                 f"differs[{label!r}]: expected counts among ks, got {where.tolist()}"
             )
         differs[label] = where
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6), sharex=True)
+    # at most ~11 in wide: wider, the page shrinks it (and its text) unreadably
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.8, 4.6), sharex=True)
     right.axhspan(1 / band, band, color="#DDDDDD", alpha=0.6, lw=0)
     left.plot(
         ks,
