@@ -321,24 +321,19 @@ def test_scaled_ridge_depth_refuses_bad_input_by_name():
 
 
 def test_mark_offsets_place_a_label_and_name_only_marks():
-    fig = sf.selection_frontier(
-        FX,
-        FY,
-        {"transformer": (1.1, 3.0)},
-        xlabel="x",
-        ylabel="y",
-        marks={"end": (1.35, 1.0)},
-        mark_offsets={"end": (-6, -12)},
-    )
-    (text,) = [t for t in fig.axes[0].texts if t.get_text() == "end"]
-    assert text.get_ha() == "right"
-    with pytest.raises(ValueError, match="mark_offsets"):
-        sf.selection_frontier(
+    def frontier(offsets):
+        return sf.selection_frontier(
             FX,
             FY,
             {"transformer": (1.1, 3.0)},
             xlabel="x",
             ylabel="y",
             marks={"end": (1.35, 1.0)},
-            mark_offsets={"other": (1, 1)},
+            mark_offsets=offsets,
         )
+
+    fig = frontier({"end": (-6, -12)})
+    (text,) = [t for t in fig.axes[0].texts if t.get_text() == "end"]
+    assert text.get_ha() == "right"
+    with pytest.raises(ValueError, match="mark_offsets"):
+        frontier({"other": (1, 1)})

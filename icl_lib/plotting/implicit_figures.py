@@ -27,6 +27,15 @@ _ABSORBED = {"fc": "#BBBBBB", "alpha": 0.45, "ec": NEUTRAL, "ls": "--", "hatch":
 _ABSENT = {"fc": "none", "ec": "#AAAAAA", "ls": ":"}
 
 
+def _only_keys_of(name: str, given, allowed, what: str) -> None:
+    """Refuse keys of ``given`` that ``allowed`` lacks, naming the argument."""
+    unknown = set(given) - set(allowed)
+    if unknown:
+        raise ValueError(
+            f"{name}: expected {what} {sorted(allowed)}, got {sorted(unknown)}"
+        )
+
+
 def _slots(ax, x0, y, states, n, *, w=0.56, gap=0.06):
     """One prompt as ``n + 1`` slots, ``c_1 .. c_n`` then the query ``x``; ``states``
     gives each context slot's style: ``read``, ``absorbed`` or ``absent``."""
@@ -273,12 +282,7 @@ def step_decay(
         )
     first_steps = _in.optional_mapping("first_steps", first_steps)
     reference_label = _text("reference_label", reference_label)
-    unknown = set(first_steps) - set(curves)
-    if unknown:
-        raise ValueError(
-            f"first_steps: expected names of curves {sorted(curves)}, got "
-            f"{sorted(unknown)}"
-        )
+    _only_keys_of("first_steps", first_steps, curves, "names of curves")
     bases = [name for name in curves if not name.endswith(SHUFFLED)]
     for name in curves:
         if name.endswith(SHUFFLED) and name[: -len(SHUFFLED)] not in bases:
@@ -421,12 +425,7 @@ def finetuning_comparison(
         )
     differs = dict(_in.optional_mapping("differs", differs))
     differs_label = _text("differs_label", differs_label)
-    unknown = set(differs) - set(curves)
-    if unknown:
-        raise ValueError(
-            f"differs: expected labels of budgets {sorted(curves)}, got "
-            f"{sorted(unknown)}"
-        )
+    _only_keys_of("differs", differs, curves, "labels of budgets")
     for label in differs:
         where = _in.numbers(f"differs[{label!r}]", differs[label], minimum=0)
         if not set(where.tolist()) <= set(ks.tolist()):
