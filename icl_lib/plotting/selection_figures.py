@@ -119,6 +119,18 @@ def _runs(fx: np.ndarray, fy: np.ndarray, keep: np.ndarray):
     return np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
 
 
+def _frontier_arrays(frontier_x, frontier_y) -> tuple[np.ndarray, np.ndarray]:
+    """The frontier's coordinates, checked: positive, as many of each, at least two."""
+    fx = _in.numbers("frontier_x", frontier_x, minimum=0, strict=True)
+    fy = _in.numbers("frontier_y", frontier_y, minimum=0, strict=True)
+    if fx.shape != fy.shape or fx.size < 2:
+        raise ValueError(
+            "frontier_y: expected as many values as frontier_x, at least two, got "
+            f"{fy.size} and {fx.size}"
+        )
+    return fx, fy
+
+
 def efficient_points(
     frontier_x: Sequence[float], frontier_y: Sequence[float]
 ) -> np.ndarray:
@@ -127,13 +139,7 @@ def efficient_points(
     these are the penalties between the smallest and the largest matched penalty (the
     frontier proper); past its ends a penalty is worse on both kinds than the nearest
     end, and the curve turns back on itself."""
-    fx = _in.numbers("frontier_x", frontier_x, minimum=0, strict=True)
-    fy = _in.numbers("frontier_y", frontier_y, minimum=0, strict=True)
-    if fx.shape != fy.shape or fx.size < 2:
-        raise ValueError(
-            "frontier_y: expected as many values as frontier_x, at least two, got "
-            f"{fy.size} and {fx.size}"
-        )
+    fx, fy = _frontier_arrays(frontier_x, frontier_y)
     no_worse = (fx[None, :] <= fx[:, None]) & (fy[None, :] <= fy[:, None])
     better = (fx[None, :] < fx[:, None]) | (fy[None, :] < fy[:, None])
     return ~(no_worse & better).any(1)
@@ -231,13 +237,7 @@ def selection_frontier(
             f"mark_offsets: expected labels of marks {sorted(marks)}, got "
             f"{sorted(set(offsets) - set(marks))}"
         )
-    fx = _in.numbers("frontier_x", frontier_x, minimum=0, strict=True)
-    fy = _in.numbers("frontier_y", frontier_y, minimum=0, strict=True)
-    if fx.shape != fy.shape or fx.size < 2:
-        raise ValueError(
-            "frontier_y: expected as many values as frontier_x, at least two, got "
-            f"{fy.size} and {fx.size}"
-        )
+    fx, fy = _frontier_arrays(frontier_x, frontier_y)
     if ax is None:
         fig, ax = plt.subplots(figsize=(8.0, 4.8))
     else:
