@@ -32,12 +32,14 @@ venv: $(STAMP)
 # (CI does, because a change to icl_lib alone does not invalidate the cache).
 # ICL_STATIC_WIDGETS=1: headless kernels draw each widget's first view instead of opening
 # widget comms, which can stall a cell for its whole timeout (icl_lib.runtime).
+# ICL_LIVE_FIGURES=1: each explorer is drawn once per stop of its sliders, for the site
+# (icl_lib.live_figures).
 # ICL_FIGURE_PACK=1: every figure is drawn as SVG too, for the figure pack (_build/figures).
 # tools/execute_chapters.py first executes the pages the cache lacks, one per core (each
 # kernel computes on one thread), so that jupyter-book finds them all in the cache.
 book: $(STAMP)
-	ICL_STATIC_WIDGETS=1 ICL_FIGURE_PACK=1 $(PY) tools/execute_chapters.py
-	ICL_STATIC_WIDGETS=1 ICL_FIGURE_PACK=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going
+	ICL_STATIC_WIDGETS=1 ICL_LIVE_FIGURES=1 ICL_FIGURE_PACK=1 $(PY) tools/execute_chapters.py
+	ICL_STATIC_WIDGETS=1 ICL_LIVE_FIGURES=1 ICL_FIGURE_PACK=1 $(VENV)/bin/jupyter-book build . -W -n --keep-going
 	@echo "site: _build/html/index.html   claims: _build/html/claims.json"
 	$(PY) tools/figure_pack.py
 	$(MAKE) --no-print-directory book-student

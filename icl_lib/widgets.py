@@ -1,8 +1,10 @@
 """Thin ipywidgets wrappers over the plotting functions.
 
-A widget needs a running kernel: on the static website its output is hidden and the
-chapter shows a static counterpart (small multiples drawn by the same function); locally
-and on Colab the sliders redraw the figure.
+A widget needs a running kernel: locally and on Colab the sliders redraw the figure.
+The book build has none; there ``explore`` returns a
+:class:`~icl_lib.live_figures.LiveFigure` (every stop of the controls drawn by the same
+function, swapped by sliders on the static site), and the chapter's static small
+multiples stand in for it in the student edition and the PDF.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 from IPython.display import display
 
+from .live_figures import LiveFigure, live_figures
 from .runtime import static_widgets
 
 
@@ -22,8 +25,10 @@ def explore(plot: Callable, **controls):
     Each control is an ipywidgets widget (e.g. ``FloatSlider``) or anything
     ``ipywidgets.interactive`` accepts (a ``(min, max, step)`` tuple, a list of
     options). Returns the widget (display it as the last expression of a cell), or
-    ``None`` headless (:func:`icl_lib.notebook.static_widgets`), where the initial
-    view is drawn once, to check it, and nothing is displayed.
+    ``None`` headless (:func:`icl_lib.runtime.static_widgets`), where the initial
+    view is drawn once, to check it, and nothing is displayed; in the book build
+    (:func:`icl_lib.live_figures.live_figures`) a
+    :class:`~icl_lib.live_figures.LiveFigure` of the same function.
     """
     if not callable(plot):
         raise TypeError(
@@ -33,6 +38,8 @@ def explore(plot: Callable, **controls):
     if not controls:
         raise ValueError("controls: expected at least one keyword control, got none")
 
+    if static_widgets() and live_figures():  # the book build: frames for the site
+        return LiveFigure(plot, controls)
     if static_widgets():  # headless: check the initial view, display nothing
         plt.close(plot(**{name: _initial(c) for name, c in controls.items()}))
         return None
