@@ -37,6 +37,9 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.core.pylabtools import print_figure
+from matplotlib.figure import Figure
+
+from ._checks import check_instance, check_positive_int
 
 LIVE_FIGURES = "ICL_LIVE_FIGURES"  # "1": explorers drawn as frames for the static site
 MAX_STOPS = 12  # stops per control on the site (the live widget keeps its own)
@@ -152,8 +155,11 @@ def control_grids(
 ) -> list[ControlGrid]:
     """The site's grid of each control of ``explore`` (keyword -> control), coarsened to
     at most ``max_stops`` stops each and ``max_frames`` frames in all."""
+    check_instance("controls", controls, dict, "a dict of keyword -> control")
     if not controls:
         raise ValueError("controls: expected at least one keyword control, got none")
+    max_stops = check_positive_int("max_stops", max_stops, minimum=2)
+    max_frames = check_positive_int("max_frames", max_frames, minimum=2)
     stops = {name: _all_stops(name, c) for name, c in controls.items()}
     for name, (values, _) in stops.items():
         if not values:
@@ -185,10 +191,27 @@ def control_grids(
     return grids
 
 
+def _check_plot(plot) -> None:
+    if not callable(plot):
+        raise TypeError(
+            "plot: expected a callable returning a matplotlib Figure, got "
+            f"{type(plot).__name__}"
+        )
+
+
 def frame_png(plot: Callable, values: dict) -> bytes:
     """The PNG of ``plot(**values)`` as the inline backend displays it (the bytes the
     live widget's output holds for these values); the figure is closed."""
+    _check_plot(plot)
+    check_instance("values", values, dict, "a dict of keyword -> value")
+    if not values:  # a frame is a point of the controls' grid
+        raise ValueError("values: expected a value for each control, got none")
     fig = plot(**values)
+    if not isinstance(fig, Figure):
+        raise TypeError(
+            f"plot: expected a function returning a matplotlib Figure, got one "
+            f"returning {type(fig).__name__} for {values}"
+        )
     try:
         return print_figure(fig, "png", bbox_inches="tight")
     finally:
@@ -196,11 +219,12 @@ def frame_png(plot: Callable, values: dict) -> bytes:
 
 
 def describe(plot: Callable) -> str:
-    """What the figure shows, for its alt text: the first line of the plot function's
-    docstring, else its name in words."""
-    doc = (getattr(plot, "__doc__", None) or "").strip()
+    """What the figure shows, for its alt text: the first sentence of the plot
+    function's docstring, else its name in words."""
+    _check_plot(plot)
+    doc = " ".join((getattr(plot, "__doc__", None) or "").split("\n\n")[0].split())
     if doc:
-        return doc.splitlines()[0].rstrip(".")
+        return doc.split(". ")[0].rstrip(".")
     return getattr(plot, "__name__", "figure").replace("_", " ").strip()
 
 
@@ -219,11 +243,7 @@ class LiveFigure:
         max_stops: int = MAX_STOPS,
         max_frames: int = MAX_FRAMES,
     ):
-        if not callable(plot):
-            raise TypeError(
-                "plot: expected a callable returning a matplotlib Figure, got "
-                f"{type(plot).__name__}"
-            )
+        _check_plot(plot)
         self.grids = control_grids(controls, max_stops, max_frames)
         self.description = describe(plot)
         self.frames: list[tuple[dict, bytes]] = []

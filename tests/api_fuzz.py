@@ -492,6 +492,11 @@ CONTEXT_FIXTURES: dict[str, dict[str, typing.Callable[[], object]]] = {
         "ridge_mean": lambda: [0.1, 0.2],
         "ridge_cov": lambda: [[0.2, 0.05], [0.05, 0.1]],
     },
+    "icl_lib.live_figures": {  # an explorer of one slider with three stops
+        "plot": lambda: _small_plot,
+        "controls": lambda: {"k": (0, 2)},
+        "values": lambda: {"k": 1},
+    },
     "icl_lib.plotting.implicit_figures": {  # chapter 7's figures
         "labels": lambda: ["softmax, plain", "ssm, skip"],
         "errors": lambda: [1e-16, 0.0],
@@ -1390,6 +1395,15 @@ def _scratch_root():
     return tempfile.TemporaryDirectory(prefix="icl-fuzz-")  # removed at exit
 
 
+def _small_plot(k=0):
+    """A one-inch figure of one line: the plot function an explorer's fixtures draw."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.plot([0, 1], [0, k])
+    return fig
+
+
 def _scratch_dir():
     """A fresh temporary folder (a checkpoint written there touches nothing else)."""
     import tempfile
@@ -1537,6 +1551,7 @@ EXEMPT: dict[str, str] = {
         name: _RECORD
         for name in (
             "icl_lib.analysis.stability.StabilityCurve",
+            "icl_lib.live_figures.ControlGrid",
             "icl_lib.analysis.diversity.PoolSweep",
             "icl_lib.learners.bayes.GaussianPosterior",
             "icl_lib.learners.bayes.MixturePosterior",

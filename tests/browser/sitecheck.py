@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote, urldefrag, urlsplit
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 import pytest
 import yaml
@@ -151,6 +151,9 @@ class PageReport:
     download: dict = field(
         default_factory=dict
     )  # the fetched .ipynb download, chapter pages only
+    live: list[dict] = field(
+        default_factory=list
+    )  # each explorer's sliders moved by the keyboard, chapter pages only
     screenshots: list[Path] = field(default_factory=list)
     visit_error: str = ""  # why the page could not be opened and probed
     redirected_to: str = ""  # where a meta-refresh page (index.html) led
@@ -241,6 +244,7 @@ PAGE_PROBE = r"""
         plot_functions: Array.from(names),
         remove_output: c.classList.contains('tag_remove-output'),
         has_output: !!c.querySelector('.cell_output'),
+        live_figures: c.querySelectorAll('.icl-live-figure').length,
         static_counterpart_images: counterparts.reduce((k, o) => k + o.querySelectorAll('.cell_output img').length, 0),
       };
     }),
@@ -544,6 +548,9 @@ class Site:
                 "body": response.body() if response.ok else b"",
             }
 
+        # The explorers (icl_lib.live_figures): each slider moved by the keyboard.
+        report.live = self._move_sliders(page)
+
         # Dark mode, as the theme's switch sets it (solutions left open, so they are
         # seen too).
         page.evaluate("""() => {
@@ -566,6 +573,61 @@ class Site:
         page.set_viewport_size(PHONE)
         page.wait_for_timeout(500)
         report.phone = page.evaluate(OVERFLOW_PROBE)
+
+    def _move_sliders(self, page) -> list[dict]:
+        """Focus each explorer's range inputs in turn and press an arrow key (right,
+        or left at the last stop); record the frame, its picture and its alt text
+        before and after, and the bytes of every frame the figure can show."""
+        found = []
+        for f, box in enumerate(page.query_selector_all(".icl-live-figure")):
+            box.scroll_into_view_if_needed()
+            state = (
+                "b => { const i = b.querySelector('img.icl-live-frame');"
+                " return {frame: b.getAttribute('data-frame'), src: i.currentSrc || i.src,"
+                " alt: i.alt, loaded: i.complete && i.naturalWidth > 0,"
+                " outputs: Array.from(b.querySelectorAll('output')).map(o => o.textContent),"
+                " valuetexts: Array.from(b.querySelectorAll('input[type=range]'))"
+                "   .map(r => r.getAttribute('aria-valuetext'))}; }"
+            )
+            frames = box.evaluate(
+                "b => JSON.parse(b.querySelector('script.icl-live-frames').textContent)"
+            )
+            moves = []
+            for k, slider in enumerate(box.query_selector_all("input[type=range]")):
+                at_end = slider.evaluate("r => r.value === r.max")
+                before = box.evaluate(state)
+                slider.focus()
+                focused = slider.evaluate("r => document.activeElement === r")
+                page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+                page.wait_for_function(
+                    "i => { const img = i.closest('.icl-live-figure')"
+                    ".querySelector('img.icl-live-frame');"
+                    " return img.complete && img.naturalWidth > 0; }",
+                    arg=slider,
+                    timeout=10_000,
+                )
+                moves.append(
+                    {
+                        "control": k,
+                        "focused": focused,
+                        "before": before,
+                        "after": box.evaluate(state),
+                    }
+                )
+            sizes = [
+                len(page.request.get(urljoin(page.url, fr["src"])).body())
+                for fr in frames["frames"]
+            ]
+            found.append(
+                {
+                    "index": f,
+                    "controls": frames["controls"],
+                    "frames": frames["frames"],
+                    "bytes": sizes,
+                    "moves": moves,
+                }
+            )
+        return found
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 import yaml
@@ -130,3 +131,17 @@ def test_the_figure_pack_has_an_svg_per_labelled_figure():
             head = (FIGURES / chapter / f"{name}.svg").read_text()[:400]
             assert "<svg" in head, f"{chapter}/{name}.svg is not an SVG"
     assert (FIGURES / "index.html").exists()
+
+
+def test_the_print_build_shows_static_figures_not_explorers():
+    """The single-page build the PDF is printed from drops the explorers
+    (_ext/live_figures.py): paper shows the chapters' static small multiples."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import print_book
+
+    page = (
+        print_book.single_page(print_book.EDITIONS["full"][1]) / print_book.root_page()
+    )
+    if not page.exists():
+        pytest.fail(f"no {page}: run `make print` after `make book`", pytrace=False)
+    assert "icl-live-figure" not in page.read_text(encoding="utf-8")

@@ -91,3 +91,14 @@ def test_the_student_notebooks_are_published_with_the_edition():
     assert len(notebooks) == len(CHAPTER_PAGES)
     for notebook in notebooks:
         assert "{solution}" not in notebook.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES, ids=str)
+def test_the_student_edition_shows_static_figures_not_explorers(page):
+    """The student edition drops the explorers (_ext/live_figures.py): its readers see
+    the chapter's static small multiples, as the PDF's do."""
+    assert 'class="icl-live-figure"' in (BOOK / page).read_text(encoding="utf-8"), (
+        f"{page}: no explorer in the main edition (built without ICL_LIVE_FIGURES=1?)"
+    )
+    assert "icl-live-figure" not in (STUDENT / page).read_text(encoding="utf-8")
+    assert not (STUDENT / "_images" / "live").exists()

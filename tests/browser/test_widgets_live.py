@@ -1,14 +1,14 @@
 """The interactive cells work live in a kernel (locally; on Colab the same notebook
 runs).
 
-On the website a widget cell has no output (it needs a kernel; ``test_site`` checks that
-a static counterpart is shown instead). Here each chapter runs in a real kernel up to
-and including its first ``explore(...)`` cell, with nbclient as the front end: nbclient
-keeps the widgets' models like a browser does, captures what the ``interactive``'s
-Output widget displays and syncs it back to the kernel. Probe cells then move the first
-control to another value and check that the Output widget's figure is redrawn (a
-different PNG) for the new value.
-"""
+On the website a widget cell shows the explorer's frames drawn at build time
+(``test_live_figures`` moves its sliders in the browser). Here each chapter runs in a
+real kernel up to and including its first ``explore(...)`` cell, with nbclient as the
+front end: nbclient keeps the widgets' models like a browser does, captures what the
+``interactive``'s Output widget displays and syncs it back to the kernel. Probe cells
+then move the first control to another value and check that the Output widget's figure
+is redrawn (a different PNG) for the new value, and that it is, byte for byte, the frame
+the static site draws for that value (``icl_lib.live_figures.frame_png``)."""
 
 from __future__ import annotations
 
@@ -47,14 +47,22 @@ elif hasattr(_probe_control, "max"):
 """
 
 PROBE_AFTER = """\
+import base64 as _b64
 import json as _json
+from icl_lib.live_figures import frame_png as _frame_png
 _probe_after = [o.get("data", {}).get("image/png") for o in _probe_widget.out.outputs]
+# the static site's frame for these values: the same function, the same PNG writer
+_probe_png = _frame_png(_probe_widget.plot, dict(_probe_widget.kwargs))
+_probe_frame = _b64.b64encode(_probe_png).decode()
 print(_json.dumps({
     "control": f"{type(_probe_control).__name__} {_probe_control.description!r}",
     "old": repr(_probe_old), "new": repr(_probe_control.value),
     "figures_before": sum(bool(p) for p in _probe_before),
     "figures_after": sum(bool(p) for p in _probe_after),
     "redrawn": _probe_before != _probe_after,
+    "site_frame_is_the_widgets": any(
+        p is not None and "".join(p.split()) == _probe_frame for p in _probe_after
+    ),
 }))
 """
 
@@ -105,4 +113,8 @@ def test_widget_redraws_when_a_control_moves(chapter, tmp_path, monkeypatch):
     )
     assert result["redrawn"], (
         f"{chapter}: moving {result['control']} did not redraw the figure: {result}"
+    )
+    assert result["site_frame_is_the_widgets"], (
+        f"{chapter}: the static site's frame for {result['new']} is not the figure the "
+        f"widget drew for it (icl_lib.live_figures.frame_png): {result}"
     )
