@@ -1,20 +1,20 @@
-"""Explorers that work without a kernel: an ``explore`` view drawn for every stop of
-its controls' grid at build time, shown on the static site with sliders that swap the
+"""Explorers that work without a kernel: an ``explore`` view drawn for every stop of its
+controls' grid at build time, shown on the static site with sliders that swap the
 frames.
 
 On Colab and in Jupyter, :func:`icl_lib.widgets.explore` is a live ipywidgets view that
 redraws on every move. The published site has no kernel, so ``make book`` sets
 ``ICL_LIVE_FIGURES=1`` and ``explore`` returns a :class:`LiveFigure` instead: each
 control becomes a grid of at most :data:`MAX_STOPS` values (coarsened evenly over its
-range, the product over all controls at most :data:`MAX_FRAMES`), the plot function is
-called once per point of the grid, and each figure is kept as the PNG the inline backend
-would display (:func:`frame_png`, the same bytes the widget's output shows for that
-value). The cell's output is an HTML block: one ``<img>`` whose ``src`` and alt text
-swap when a range input moves (``_static/live_figures.js`` does the swapping; it draws
-nothing), the frames in a JSON block beside it. ``_ext/live_figures.py`` moves the
-frames out of the page into image files loaded when the figure scrolls into view, and
-drops the block from the student edition and the print build, which show the chapter's
-static small multiples.
+range, the product over all controls at most :data:`MAX_FRAMES` and the frames about
+:data:`MAX_BYTES`), the plot function is called once per point of the grid, and each
+figure is kept as the PNG the inline backend would display (:func:`frame_png`, the same
+bytes the widget's output shows for that value). The cell's output is an HTML block: one
+``<img>`` whose ``src`` and alt text swap when a range input moves
+(``_static/live_figures.js`` does the swapping; it draws nothing), the frames in a JSON
+block beside it. ``_ext/live_figures.py`` moves the frames out of the page into image
+files loaded when the figure scrolls into view, and drops the block from the student
+edition and the print build, which show the chapter's static small multiples.
 
 Why not ``matplotlib.animation.Animation.to_jshtml``: it embeds frames with one slider,
 so a view of two controls would have to be flattened into one sequence; it gives every
@@ -30,6 +30,7 @@ import html
 import json
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -43,7 +44,8 @@ from ._checks import check_instance, check_positive_int
 
 LIVE_FIGURES = "ICL_LIVE_FIGURES"  # "1": explorers drawn as frames for the static site
 MAX_STOPS = 12  # stops per control on the site (the live widget keeps its own)
-MAX_FRAMES = 36  # frames per explorer: about 1.5 MB of PNGs at the book's figure size
+MAX_FRAMES = 36  # frames per explorer
+MAX_BYTES = 1_300_000  # PNG bytes per explorer (the site's budget: about 1.5 MB a page)
 
 
 def live_figures() -> bool:
@@ -231,9 +233,14 @@ def describe(plot: Callable) -> str:
 class LiveFigure:
     """An explorer drawn once per point of its controls' grid, displayed as HTML.
 
+    The grid is coarsened to at most ``max_stops`` stops per control and ``max_frames``
+    frames, and further where the first frame is large, so that all frames fit in about
+    ``max_bytes`` (the page-weight budget: a coarser grid, never a heavier page).
+
     Attributes: ``grids`` (one :class:`ControlGrid` per control, in order), ``frames``
     (``(values, png)`` in row-major order of the grids: the last control varies
-    fastest), ``alts`` (one alt text per frame).
+    fastest), ``alts`` (one alt text per frame), ``seconds`` (the time the frames took
+    to draw).
     """
 
     def __init__(
@@ -242,22 +249,40 @@ class LiveFigure:
         controls: dict,
         max_stops: int = MAX_STOPS,
         max_frames: int = MAX_FRAMES,
+        max_bytes: int = MAX_BYTES,
     ):
         _check_plot(plot)
-        self.grids = control_grids(controls, max_stops, max_frames)
+        max_bytes = check_positive_int("max_bytes", max_bytes)
+        started = time.perf_counter()
         self.description = describe(plot)
+        self.grids = control_grids(controls, max_stops, max_frames)
+        drawn: dict[tuple, bytes] = {}  # frames already drawn, by their values
+
+        def draw(values: dict) -> bytes:
+            key = tuple(values.items())
+            if key not in drawn:
+                drawn[key] = frame_png(plot, values)
+            return drawn[key]
+
+        first = draw({g.name: g.values[g.start] for g in self.grids})
+        # the frames of one explorer differ little in size: budget by the first, with
+        # a fifth to spare
+        affordable = int(max_bytes / (1.2 * len(first)))
+        if affordable < math.prod(len(g.values) for g in self.grids):
+            self.grids = control_grids(controls, max_stops, max(affordable, 2))
         self.frames: list[tuple[dict, bytes]] = []
         self.alts: list[str] = []
         for index in np.ndindex(*(len(g.values) for g in self.grids)):
             values = {
                 g.name: g.values[i] for g, i in zip(self.grids, index, strict=True)
             }
-            self.frames.append((values, frame_png(plot, values)))
+            self.frames.append((values, draw(values)))
             shown = ", ".join(
                 f"{g.label} = {g.labels[i]}"
                 for g, i in zip(self.grids, index, strict=True)
             )
             self.alts.append(f"{self.description}, at {shown}")
+        self.seconds = time.perf_counter() - started
 
     @property
     def start(self) -> int:
@@ -306,6 +331,12 @@ class LiveFigure:
 
     def __repr__(self) -> str:
         grid = " x ".join(f"{g.label} ({len(g.values)})" for g in self.grids)
+        size = sum(len(png) for png in self.frames_by_value().values())
         return (
-            f"<LiveFigure: {self.description}; {len(self.frames)} frames over {grid}>"
+            f"<LiveFigure: {self.description}; {len(self.frames)} frames over {grid}, "
+            f"{size / 1e6:.2f} MB, drawn in {self.seconds:.1f} s>"
         )
+
+    def frames_by_value(self) -> dict[tuple, bytes]:
+        """Each frame once, by its values: ``{tuple of (name, value): png}``."""
+        return {tuple(values.items()): png for values, png in self.frames}

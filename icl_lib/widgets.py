@@ -49,7 +49,9 @@ def explore(plot: Callable, **controls):
         display(fig)
         plt.close(fig)  # displayed once, not again by the inline backend
 
-    return widgets.interactive(redraw, **controls)
+    view = widgets.interactive(redraw, **controls)
+    view.plot = plot  # what it draws, for a check that the site's frames are its own
+    return view
 
 
 def _initial(control):

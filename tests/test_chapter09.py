@@ -63,3 +63,15 @@ def test_two_papers_of_one_author_year_are_cited_apart():
 def test_the_capacity_figure_draws_the_tight_frame():
     exp1 = _section("## Experiment 1", "## Experiment 2")
     assert "frame_recall_accuracy(" in exp1 and "tight frame" in exp1
+    # the lecture's figure draws the memories and the hard wall; the frames and the
+    # worst case are drawn after the lecture, in the detailed figure it points to
+    checked = _section("## What this chapter checked", "## Explore")
+    assert "name: fig-frontiers-capacity-detail" in checked
+    assert "frames[N]" in checked and "fig-frontiers-capacity-detail" in exp1
+
+
+def test_the_recall_controls_and_training_losses_are_drawn_after_the_lecture():
+    lecture = _section("## The question", "## Summary")
+    checked = _section("## What this chapter checked", "## Explore")
+    for name in ("fig-frontiers-recall-controls", "fig-frontiers-recall-training"):
+        assert f"name: {name}" in checked and f"{{numref}}`{name}`" in lecture, name

@@ -104,6 +104,20 @@ def test_each_frame_is_the_inline_backends_drawing_of_its_values():
     assert live.frames[live.start][0] == {"sigma": 0.5, "k": 5}
     assert live.alts[live.start] == "Error against the context size, at σ = 0.5, k = 5"
     assert plt.get_fignums() == []  # every frame's figure is closed
+    assert repr(live).startswith(
+        "<LiveFigure: Error against the context size; 6 frames over σ (2) x k (3), "
+    )
+
+
+def test_a_heavy_figure_gets_a_coarser_grid_not_a_heavier_page():
+    light = LiveFigure(view, CONTROLS)
+    size = len(light.frames[light.start][1])
+    heavy = LiveFigure(view, CONTROLS, max_bytes=10 * size)  # room for about 8 frames
+    assert len(light.frames) == 36 and 2 <= len(heavy.frames) <= 8
+    assert sum(len(p) for p in heavy.frames_by_value().values()) <= 10 * size * 1.2
+    assert heavy.frames[heavy.start][0] == {"sigma": 0.5, "k": 5}  # still opens there
+    with pytest.raises(ValueError, match="max_bytes: expected an int >= 1"):
+        LiveFigure(view, CONTROLS, max_bytes=0)
 
 
 class _Page(HTMLParser):

@@ -113,7 +113,10 @@ def test_the_step_decay_pairs_each_series_with_its_shuffled_control():
     assert trained.get_color() == shuffled.get_color() != other.get_color()
     assert trained.get_marker() == shuffled.get_marker() != other.get_marker()
     assert trained.get_linestyle() == "-" and shuffled.get_linestyle() == "--"
-    assert lines["uniform average"].get_linestyle() == ":"
+    # the reference: a wide light band beneath the curves, not a line hidden by them
+    reference = lines["uniform average"]
+    assert reference.get_linewidth() > 3 * trained.get_linewidth()
+    assert reference.get_zorder() < trained.get_zorder()
     assert ax.get_yscale() == "log"
     # plain tick labels at every tick, not only at the powers of ten
     ticks = [t for t in ax.get_yticks() if 0.2 <= t <= 1]

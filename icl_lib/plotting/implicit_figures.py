@@ -230,6 +230,7 @@ def identity_check(
 SHUFFLED = ", shuffled labels"  # the suffix that pairs a series with its control
 _DECAY_COLOURS = (TRANSFORMER, PALETTE[1], PALETTE[0], PALETTE[2], PALETTE[3])
 _DECAY_MARKERS = ("o", "s", "^", "D", "v")
+_REFERENCE = "#C9C9C9"  # the decay's reference: light grey, drawn wide under the curves
 
 
 def _text(name: str, value) -> str:
@@ -271,7 +272,8 @@ def step_decay(
         curves: name -> relative step lengths, one per ``k`` (positive).
         first_steps: name -> the first step's length, added to that series' legend
             entry (optional; only series whose lengths are comparable).
-        reference: values of a reference curve, one per ``k``, drawn dotted.
+        reference: values of a reference curve, one per ``k``, drawn as a wide light
+            band beneath the curves.
         reference_label: its legend entry.
     """
     ks = _in.numbers("ks", ks, minimum=0)
@@ -334,9 +336,17 @@ def step_decay(
                 f"reference: expected {len(ks)} values (one per k), got "
                 f"{len(reference)}"
             )
-        # drawn over the curves, which it may follow closely enough to hide it
+        # a wide light band beneath the curves, which may follow it closely: they
+        # stay readable on top of it, and its edges show where they leave it
         ax.plot(
-            ks, reference, ":", color=NEUTRAL, lw=2.4, zorder=5, label=reference_label
+            ks,
+            reference,
+            "-",
+            color=_REFERENCE,
+            lw=9,
+            solid_capstyle="round",
+            zorder=1,
+            label=reference_label,
         )
         values_seen.append(reference)
     ax.set_yscale("log")

@@ -191,7 +191,7 @@ def task_pool_diagram(
             color=DMMSE,
             alpha=0.75,
             ms=10,
-            label="their posterior weights (area)",
+            label="dMMSE's weight on a pool task (area)",
         ),
         Line2D(
             [], [], ls="", marker="x", color=DMMSE, mew=2.5, label="dMMSE's $\\hat w$"
