@@ -57,12 +57,12 @@ from ._format import scientific
 KINDS = ("identity", "monte_carlo", "reproduction", "goal", "control", "check")
 VERDICTS = ("pass", "miss", "undecided")
 CONTROL_VERDICTS = ("fails", "passes", "undecided")
-VERDICT_MARKS = {
-    "pass": "✅ pass",
-    "miss": "❌ miss",
-    "undecided": "❔ undecided",
-    "fails": "✅ fails, as it must",
-    "passes": "❌ passes: the goal cannot separate",
+VERDICT_MARKS = {  # how the tables show each verdict
+    "pass": "✅ met",
+    "miss": "❌ not met",
+    "undecided": "❔ too close to call",
+    "fails": "✅ fails, as a control should",
+    "passes": "❌ meets the mark too: the mark cannot tell them apart",
 }
 MONTE_CARLO_Z = (
     3.0  # standard errors a Monte Carlo estimate may lie from its closed form
@@ -854,78 +854,65 @@ def _plural(n: int, word: str) -> str:
 
 
 def ledger_sentence(claims) -> str:
-    """The ledger in one sentence: goals as findings first, the rest apart. E.g.
-    "7 of 9 goals met (1 missed, 1 undecided); 2 of 2 reproductions are within their
-    tolerance; the control fails, as it must". Kinds absent from ``claims`` are
-    left out."""
+    """The ledger in a few short clauses, findings first, each kind apart, e.g.
+    "Findings: 7 of 9 met, 1 not met, 1 too close to call. Reproductions: 2 of 2
+    within tolerance. Controls: all 3 fail, as they should" (no final full stop).
+    Kinds absent from ``claims`` are left out."""
     counts = ledger_counts(claims)
     parts = []
     goals = counts["goal"]
     n = sum(goals.values())
     if n:
-        rest = [f"{goals['miss']} missed"] if goals["miss"] else []
+        rest = [f"{goals['miss']} not met"] if goals["miss"] else []
         if goals["undecided"]:
-            rest.append(f"{goals['undecided']} undecided")
+            rest.append(f"{goals['undecided']} too close to call")
         parts.append(
-            f"{goals['pass']} of {_plural(n, 'goal')} met"
-            + (f" ({', '.join(rest)})" if rest else "")
+            f"Findings: {goals['pass']} of {n} met" + "".join(", " + r for r in rest)
         )
-    # (kind, noun, the verb for one, the verb for several, the verdict counted)
-    for kind, noun, one, several, verdict in (
-        ("reproduction", "reproduction", "is within its", "are within their", "pass"),
-        ("identity", "identity", "holds", "hold", "pass"),
-        ("monte_carlo", "Monte Carlo check", "agrees", "agree", "pass"),
-        ("check", "check of the setup", "holds", "hold", "pass"),
+    # (kind, heading, the words after "k of n")
+    for kind, heading, words in (
+        ("reproduction", "Reproductions", "within tolerance"),
+        ("identity", "Identities", "hold to rounding"),
+        ("monte_carlo", "Monte Carlo checks", "agree with their closed forms"),
+        ("check", "Checks of the setup", "hold"),
     ):
         n = sum(counts[kind].values())
         if n:
-            k = counts[kind][verdict]
-            verb = one if k == 1 else several
-            if kind == "reproduction":
-                verb += " tolerance"
-            elif kind == "identity":
-                verb += " to rounding"
-            elif kind == "monte_carlo":
-                verb += (
-                    " with its closed form" if k == 1 else " with their closed forms"
-                )
-            parts.append(f"{k} of {_plural(n, noun)} {verb}")
+            parts.append(f"{heading}: {counts[kind]['pass']} of {n} {words}")
     controls = counts["control"]
     if sum(controls.values()):
-        parts.append(_controls_sentence(controls))
-    return "; ".join(parts)
+        parts.append("Controls: " + _controls_sentence(controls))
+    return ". ".join(parts)
 
 
 def _controls_sentence(controls: dict[str, int]) -> str:
-    """The controls in words a reader cannot misread: "the 3 controls all fail, as
-    they must", or "1 of 2 controls fails, as it must; 1 passes, so its goal cannot
-    separate"."""
+    """The controls in words a reader cannot misread: "all 3 fail, as they should",
+    or "1 of 2 fails, as it should; 1 meets the mark too, so that mark cannot tell its
+    finding from it"."""
     n = sum(controls.values())
     fails, passes, open_ = controls["fails"], controls["passes"], controls["undecided"]
     if fails == n:
-        return (
-            "the control fails, as it must"
-            if n == 1
-            else f"the {n} controls all fail, as they must"
-        )
+        return "it fails, as it should" if n == 1 else f"all {n} fail, as they should"
     if passes == n:
         return (
-            "the control passes, so its goal cannot separate"
+            "it meets the mark too, so that mark cannot tell its finding from it"
             if n == 1
-            else f"the {n} controls all pass, so their goals cannot separate"
+            else f"all {n} meet the mark too, so those marks cannot tell their "
+            "findings from them"
         )
     parts = [
-        f"{fails} of {_plural(n, 'control')} "
-        + ("fails, as it must" if fails == 1 else "fail, as they must")
+        f"{fails} of {n} "
+        + ("fails, as it should" if fails == 1 else "fail, as they should")
     ]
     if passes:
         parts.append(
-            "1 passes, so its goal cannot separate"
+            "1 meets the mark too, so that mark cannot tell its finding from it"
             if passes == 1
-            else f"{passes} pass, so their goals cannot separate"
+            else f"{passes} meet the mark too, so those marks cannot tell their "
+            "findings from them"
         )
     if open_:
-        parts.append(f"{open_} undecided")
+        parts.append(f"{open_} too close to call")
     return "; ".join(parts)
 
 
@@ -996,27 +983,27 @@ def _value(claim: Claim) -> str:
 
 # The groups of the chapter tables and the reproducibility page, findings first.
 GROUPS = (
-    ("Findings: goals, each beside the alternative it rules out", ("goal",)),
+    ("Findings, each beside the alternative it rules out", ("goal",)),
     ("Reproductions: the paper's setup and printed number", ("reproduction",)),
     (
         "Identities and Monte Carlo checks: exact equations in float64, closed forms "
         "within three standard errors",
         ("identity", "monte_carlo"),
     ),
-    ("Controls: learners that must fail a goal's mark", ("control",)),
+    ("Controls: learners that should not meet a finding's mark", ("control",)),
     ("Checks of the setup and of hypotheses on the data", ("check",)),
 )
 
 
 # how to read the tables, above them (the words a lecture leaves out are defined here)
 READING_GUIDE = (
-    "How to read the tables: each finding is measured on the book's model, with its "
-    "standard error where it has one, beside the simplest alternative explanation "
-    "measured on the same prompts; the mark is the threshold between the two, with "
-    "the reason it sits there. ✅ met, ❌ not met, ❔ the sample cannot tell "
-    "(the value lies within two standard errors of the mark). A control is a learner "
-    "that must miss its finding's mark: if it meets it, the mark cannot tell the "
-    "finding from it."
+    "How to read the tables: each finding is measured on the book's model (with its "
+    "standard error, ±, where it has one) beside the simplest other explanation of "
+    "the same behaviour, measured on the same prompts. The mark is the threshold "
+    "between the two, with the reason it sits there. ✅ the finding meets its mark; "
+    "❌ it does not; ❔ too close to call: the value lies within two standard errors "
+    "of the mark. A control is a learner that should not meet a finding's mark; if it "
+    "does, the mark cannot tell the finding from it."
 )
 
 
@@ -1044,8 +1031,8 @@ def grouped_claims_html(claims, *, with_chapter: bool = False) -> str:
 
 
 def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -> str:
-    """An HTML table of ``claims``, one row each: the claim (its id, then what is
-    measured, with the paper's number as context), the book's number with its
+    """An HTML table of ``claims``, one row each: the claim (what is measured, with
+    the paper's number as context, then its id), the book's number with its
     standard error, the alternative on the same prompts (when a goal is among them),
     the mark with its reason, and the verdict.
 
@@ -1065,7 +1052,7 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
         ("book", "measured"),
         ("alternative", "alternative, same prompts"),
         ("criterion", "mark and its reason"),
-        ("verdict", "verdict"),
+        ("verdict", "result"),
     ]
     shown = [
         (key, title)
@@ -1101,7 +1088,7 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
         if c.se_note:
             criterion += f"<br><em>No standard error:</em> {esc(c.se_note)}"
         cells = {
-            "what": f"{head}<br>{esc(what)}",
+            "what": f"{esc(what)}<br>{head}",  # the id, for reference, below
             "book": esc(_value(c)),
             "alternative": esc(alternative),
             "criterion": criterion,

@@ -581,7 +581,8 @@ def test_a_control_that_passes_leaves_its_goal_undecided():
         c.control("demo.c5", "x", of="demo.nothing", book=1.0)
     html = grouped_claims_html(c.claims)
     assert (
-        "✅ fails, as it must" in html and "❌ passes: the goal cannot separate" in html
+        "✅ fails, as a control should" in html
+        and "❌ meets the mark too: the mark cannot tell them apart" in html
     )
     check_ledger(c.claims)
 
@@ -645,28 +646,30 @@ def test_counts_take_goals_alone_as_findings():
     assert counts["goal"] == {"pass": 1, "miss": 1, "undecided": 0}
     assert counts["control"] == {"fails": 1, "passes": 0, "undecided": 0}
     sentence = ledger_sentence(c.claims)
-    assert sentence.startswith("1 of 2 goals met (1 missed)")
-    assert sentence.endswith("; the control fails, as it must")
-    assert "1 of 1 check of the setup holds" in sentence
-    assert "1 of 1 identity holds to rounding" in sentence
+    assert sentence.startswith("Findings: 1 of 2 met, 1 not met. ")
+    assert sentence.endswith(". Controls: it fails, as it should")
+    assert "Checks of the setup: 1 of 1 hold" in sentence
+    assert "Identities: 1 of 1 hold to rounding" in sentence
     c.at_least("demo.f", "x", kind="check", book=0.5, goal=0.95)
-    assert "1 of 2 checks of the setup holds" in ledger_sentence(c.claims)
-    c.at_least("demo.g", "x", kind="check", book=0.99, goal=0.95)
-    assert "2 of 3 checks of the setup hold" in ledger_sentence(c.claims)
+    assert "Checks of the setup: 1 of 2 hold" in ledger_sentence(c.claims)
+    c.at_most("demo.h", "x", kind="goal", book=1.21, goal=1.2, se=0.1, **ALT)
+    assert ledger_sentence(c.claims).startswith(
+        "Findings: 1 of 3 met, 1 not met, 1 too close to call. "
+    )
 
 
 def test_the_controls_sentence_says_what_a_passing_control_means():
     from icl_lib.claims import _controls_sentence
 
     assert _controls_sentence({"fails": 3, "passes": 0, "undecided": 0}) == (
-        "the 3 controls all fail, as they must"
+        "all 3 fail, as they should"
     )
     assert _controls_sentence({"fails": 0, "passes": 1, "undecided": 0}) == (
-        "the control passes, so its goal cannot separate"
+        "it meets the mark too, so that mark cannot tell its finding from it"
     )
     assert _controls_sentence({"fails": 5, "passes": 2, "undecided": 1}) == (
-        "5 of 8 controls fail, as they must; 2 pass, so their goals cannot "
-        "separate; 1 undecided"
+        "5 of 8 fail, as they should; 2 meet the mark too, so those marks cannot "
+        "tell their findings from them; 1 too close to call"
     )
 
 
@@ -682,8 +685,8 @@ def test_summary_table_shows_chosen_claims():
         **{**ALT, "alternative_value": 0.5},
     )
     html = claims.summary({"first": "unit.a", "second": "unit.b"}).data
-    assert html.count("<tr>") == 3 and "first" in html and "❌ miss" in html
-    assert "✅ pass" in html
+    assert html.count("<tr>") == 3 and "first" in html and "❌ not met" in html
+    assert "✅ met" in html
     with pytest.raises(KeyError, match="no claim"):
         claims.summary({"x": "unit.c"})
     with pytest.raises(ValueError, match="rows: expected"):
@@ -747,5 +750,5 @@ def test_the_tables_say_how_to_read_them_above_the_findings():
     c = ClaimSet("demo")
     c.at_most("demo.a", "x", kind="goal", book=1.0, goal=1.2, **ALT)
     page = grouped_claims_html(c.claims)
-    assert page.index("How to read the tables") < page.index("Findings: goals")
+    assert page.index("How to read the tables") < page.index("Findings, each beside")
     assert "<th" in page and "measured" in page
