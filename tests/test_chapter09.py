@@ -63,8 +63,9 @@ def test_two_papers_of_one_author_year_are_cited_apart():
 def test_the_capacity_figure_draws_the_tight_frame():
     exp1 = _section("## Experiment 1", "## Experiment 2")
     assert "frame_recall_accuracy(" in exp1 and "tight frame" in exp1
-    # the lecture's figure draws the memories and the hard wall; the frames and the
-    # worst case are drawn after the lecture, in the detailed figure it points to
+    # the lecture's figure draws the memories in the worst case with the bound and on
+    # random values with the hard wall; the frames are drawn after the lecture, in the
+    # detailed figure it points to
     checked = _section("## What this chapter checked", "## Explore")
     assert "name: fig-frontiers-capacity-detail" in checked
     assert "frames[N]" in checked and "fig-frontiers-capacity-detail" in exp1

@@ -120,3 +120,32 @@ def test_the_means_and_the_task_are_drawn_above_every_disc_and_ellipse():
         assert line.get_zorder() > max(below)
         assert line.get_path_effects(), "each mark keeps a halo against the discs"
     plt.close(fig)
+
+
+def test_the_likelihood_is_drawn_as_four_dashed_level_sets_when_given():
+    _, xs, ys, mean, cov = _context(seed=4)
+    gram = xs.T @ xs
+    like = (torch.linalg.solve(gram, xs.T @ ys), 0.25 * torch.linalg.inv(gram))
+    fig = task_pool_diagram(
+        [_panel(xs, ys, 8)], ridge_mean=mean, ridge_cov=cov, likelihood=like
+    )
+    ax = fig.axes[0]
+    assert len(ax.patches) == 5 + 4  # prior, ridge, then the likelihood at 1..4 sd
+    one_sd = ax.patches[5]
+    sds = np.sqrt(np.linalg.eigvalsh(like[1].numpy()))
+    assert sorted([one_sd.width / 2, one_sd.height / 2]) == pytest.approx(sorted(sds))
+    assert np.allclose(one_sd.center, like[0].numpy())
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "likelihood of the examples: 1 to 4 sd" in labels
+    plt.close(fig)
+    with pytest.raises(ValueError, match="likelihood"):
+        task_pool_diagram(
+            [_panel(xs, ys, 8)], ridge_mean=mean, ridge_cov=cov, likelihood=(mean,)
+        )
+    with pytest.raises(ValueError, match=r"likelihood\[1\]: expected a symmetric"):
+        task_pool_diagram(
+            [_panel(xs, ys, 8)],
+            ridge_mean=mean,
+            ridge_cov=cov,
+            likelihood=(mean, [[1.0, 2.0], [2.0, 1.0]]),
+        )

@@ -96,6 +96,24 @@ def test_frontier_draws_every_learner_apart_with_plain_log_ticks():
         assert x0 < x < x1 and y0 < y < y1
 
 
+def test_no_point_takes_the_frontiers_colour():
+    """A Bayes predictor, coloured as ridge elsewhere, would vanish against the arc."""
+    points = {
+        "transformer (both families)": (1.2, 1.03),
+        "pre-ICL test": (1.0, 1.01),
+        "Bayes predictor (mixture posterior)": (1.0, 1.0),
+    }
+    fig = sf.selection_frontier(FX, FY, points, xlabel="x", ylabel="y")
+    colours = {
+        line.get_label(): matplotlib.colors.to_hex(line.get_color())
+        for line in fig.axes[0].get_lines()
+        if line.get_label() in points
+    }
+    assert set(colours) == set(points)
+    assert sf.FRONTIER.lower() not in {c.lower() for c in colours.values()}
+    assert len(set(colours.values())) == len(points)
+
+
 def test_efficient_points_are_the_ones_no_other_beats_on_both_axes():
     assert sf.efficient_points(FX, FY).tolist() == [True] * 5 + [False]
     # a hook at each end: the first and the last points are beaten on both axes

@@ -35,7 +35,7 @@ def test_the_slot_diagram_follows_the_label_slots_layer_by_layer():
     assert "after layer 2" in texts and "prediction $f_2(x_q) = -u_q$" in texts
     assert texts.count("K(x_i, x_j)") == 2  # the update, once per layer
     # the arrows go into the query's slot only; the text says every slot is updated
-    assert texts.count("every slot (arrows: the query's)") == 2
+    assert texts.count("every slot is updated (arrows: the query's update)") == 2
     plt.close(fig)
 
 

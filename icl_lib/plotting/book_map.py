@@ -35,7 +35,7 @@ CHAPTERS = {
     8: ("kernel regression", "attention is a\nkernel smoother"),
     9: (
         "beyond attention",
-        "state-space models\nlearn some tasks;\nrecall favours a cache",
+        "state-space models\nlearn some tasks;\nattention recalls better",
     ),
 }
 # Chapter -> the chapters it requires, and those that only help (tools/course.py).

@@ -607,7 +607,7 @@ def cache_and_state_diagram(n_pairs: int = 3):
             ax.text(
                 x0 + width / 2 - 0.1,
                 2.5,
-                "$S = \\sum_s v_s \\kappa_s^\\top$\nfixed size, written once",
+                "$S = \\sum_s v_s \\kappa_s^\\top$\nfixed size, one write per token",
                 ha="center",
                 va="center",
                 fontsize=10,

@@ -87,14 +87,15 @@ def predictive_band(
     ):
         color = color_for("bayes" if name == "exact" else "transformer")
         lo, hi = (np.asarray(band[f"{name}_{s}"], dtype=float) for s in ("lo", "hi"))
-        ax.fill_between(ts, lo, hi, color=color, alpha=fill, lw=0)
+        band_label = f"{label}: 90 % band"
+        ax.fill_between(ts, lo, hi, color=color, alpha=fill, lw=0, label=band_label)
         ax.plot(
             ts,
             np.asarray(band[f"{name}_mean"], dtype=float),
             color=color,
             lw=2,
             ls="-" if name == "exact" else "--",
-            label=f"{label}: mean, 90 %",
+            label=f"{label}: mean",
         )
     if truth is not None:
         ax.plot(

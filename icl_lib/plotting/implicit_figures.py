@@ -485,7 +485,7 @@ def finetuning_comparison(
     errors = np.concatenate([implicit, *curves.values(), converged])
     error_ticks = [
         t
-        for t in (0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 5)
+        for t in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1, 2, 5)
         if float(errors.min()) / 1.3 <= t <= float(errors.max()) * 1.3
     ]
     ratios = np.concatenate([*(v / implicit for v in curves.values()), ratio])
@@ -498,16 +498,20 @@ def finetuning_comparison(
     left.set(xlabel=xlabel, ylabel="test error / d", title="the errors")
     right.set(
         xlabel=xlabel,
-        ylabel="fine-tuning's test error / the implicit update's",
+        ylabel="error / implicit update's error",
         title=f"their ratio (shaded: within {100 * (band - 1):.0f} % of the "
         "implicit update)",
     )
-    left.legend(fontsize=8.5, loc="upper right")
+    # lower left: the curves start near 1 and fall, so that corner stays empty
+    left.legend(fontsize=8.5, loc="lower left")
     if marked:  # one legend entry for the dots of every budget, in a neutral grey
         proxy = right.plot([], [], "o", ls="none", ms=4.5, color=NEUTRAL)[0]
         right.legend([proxy], [differs_label], fontsize=8.5, loc="lower left")
     for ax in (left, right):
         finish_axes(ax)
+    below = [t for t in error_ticks if t <= float(errors.min())]
+    if below:  # reach down to a labelled tick, so that the lowest error can be read
+        left.set_ylim(bottom=below[-1] / 1.05)
     _plain_fixed_ticks(left.yaxis, error_ticks)
     _plain_fixed_ticks(right.yaxis, ticks)
     if title:

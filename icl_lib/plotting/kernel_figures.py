@@ -197,7 +197,7 @@ def label_slot_diagram(n_examples: int = 3, n_layers: int = 2):
         ax.text(
             right + 0.2,
             y + row_gap / 2 + 0.05,
-            "every slot (arrows: the query's):\n"
+            "every slot is updated (arrows: the query's update):\n"
             "$u_j \\leftarrow u_j - \\frac{\\eta}{N}\\sum_i K(x_i, x_j)\\, u_i$",
             ha="left",
             va="center",
@@ -275,7 +275,7 @@ def filter_factors(
             ax.plot(a, values, color=PALETTE[i], ls=style, lw=1.8, label=kind)
     ax.set_xscale("log")
     ax.set(
-        xlabel="eigenvalue of the kernel matrix, $\\eta\\mu / N$",
+        xlabel="scaled eigenvalue of the kernel matrix, $\\eta\\mu / N$",
         ylabel="share of the direction fitted",
         xlim=(a.min(), a.max()),
         ylim=(0, 1.02),

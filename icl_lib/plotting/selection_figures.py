@@ -49,6 +49,20 @@ def _markers(names: Sequence[str]) -> list[str]:
     return list(MARKERS[: len(names)])
 
 
+def _point_looks(names: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """The colour and marker of each learner of a frontier figure, in its order.
+
+    A learner takes the book's colour for its name (the palette's otherwise), and each
+    point its own marker; a point never takes the frontier's colour, against which it
+    would vanish (a Bayes predictor, coloured as ridge, takes a spare palette colour).
+    """
+    names = list(names)
+    colors = [color_for(name, i + 1) for i, name in enumerate(names)]
+    spare = [c for c in PALETTE if c != FRONTIER and c not in colors]
+    colors = [spare.pop(0) if c == FRONTIER and spare else c for c in colors]
+    return dict(zip(names, zip(colors, _markers(names), strict=True), strict=True))
+
+
 def _nice_log_ticks(axis, low: float, high: float) -> None:
     """Plain ticks on a log axis that spans little: 1, 1.2, 1.5, 2, 3 ... within the
     limits (matplotlib would label only the powers of ten, or none)."""
@@ -299,8 +313,9 @@ def selection_frontier(
     ax.axhline(1.0, color=NEUTRAL, ls=":", lw=1, zorder=0)
 
     names = list(pairs)
-    colors = [color_for(name, i + 1) for i, name in enumerate(names)]
-    for name, color, marker in zip(names, colors, _markers(names), strict=True):
+    chosen = _point_looks(names)  # never the frontier's colour
+    for name in names:
+        color, marker = chosen[name]
         x, y = pairs[name]
         if name in bars:
             ax.errorbar(

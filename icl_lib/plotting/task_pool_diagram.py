@@ -29,6 +29,7 @@ from .style import NEUTRAL, PALETTE, TRANSFORMER, finish_axes, learner_color
 
 DMMSE = PALETTE[1]  # the colour dMMSE takes in the chapter's curves
 RIDGE = learner_color("ridge")
+LIKELIHOOD_SDS = (1, 2, 3, 4)  # the likelihood's level sets, in its sds
 MARKS = 5  # the z-order of the means and the task: above every disc and ellipse
 
 
@@ -65,13 +66,13 @@ def _panel(index: int, panel) -> tuple[np.ndarray, np.ndarray, str]:
     return pool, weights, title
 
 
-def _covariance(value) -> np.ndarray:
-    cov = _in.numbers("ridge_cov", value, ndim=2)
+def _covariance(value, name: str = "ridge_cov") -> np.ndarray:
+    cov = _in.numbers(name, value, ndim=2)
     if cov.shape != (2, 2):
-        raise ValueError(f"ridge_cov: expected shape (2, 2), got {cov.shape}")
+        raise ValueError(f"{name}: expected shape (2, 2), got {cov.shape}")
     if not np.allclose(cov, cov.T, atol=1e-9) or np.linalg.eigvalsh(cov).min() <= 0:
         raise ValueError(
-            "ridge_cov: expected a symmetric positive definite (2, 2) covariance, got "
+            f"{name}: expected a symmetric positive definite (2, 2) covariance, got "
             f"{cov.tolist()}"
         )
     return cov
@@ -91,6 +92,7 @@ def task_pool_diagram(
     ridge_mean,
     ridge_cov,
     task=None,
+    likelihood=None,
     prior_sd: float = 1.0,
     extent: float = 2.6,
 ):
@@ -105,6 +107,10 @@ def task_pool_diagram(
         ridge_cov: ``(2, 2)``, that posterior's covariance, drawn as its 1- and 2-sd
             ellipses.
         task: ``(2,)``, the task that drew the context (a star), or None.
+        likelihood: ``(mean (2,), cov (2, 2))`` or None: the likelihood of the
+            context as a Gaussian in ``w`` (least squares' ``w`` and
+            ``sigma^2 (X^T X)^{-1}``), drawn as dashed level sets at 1 to 4 sd in
+            dMMSE's colour: the function dMMSE's weights follow on the pool's points.
         prior_sd: the prior's standard deviation, drawn as circles of 1 and 2 sd.
         extent: half-width of the square drawn around 0.
 
@@ -124,6 +130,15 @@ def task_pool_diagram(
         task = _in.numbers("task", task)
         if task.shape != (2,):
             raise ValueError(f"task: expected shape (2,) or None, got {task.shape}")
+    if likelihood is not None:
+        if not isinstance(likelihood, Sequence) or len(likelihood) != 2:
+            raise ValueError("likelihood: expected (mean, cov) or None")
+        like_mean = _in.numbers("likelihood[0]", likelihood[0])
+        if like_mean.shape != (2,):
+            raise ValueError(
+                f"likelihood[0]: expected shape (2,), got {like_mean.shape}"
+            )
+        like_cov = _covariance(likelihood[1], "likelihood[1]")
     prior_sd = float(_in.numbers("prior_sd", [prior_sd], minimum=0, strict=True)[0])
     extent = float(_in.numbers("extent", [extent], minimum=0, strict=True)[0])
 
@@ -138,6 +153,13 @@ def task_pool_diagram(
         for k, alpha in ((2, 0.12), (1, 0.25)):
             ax.add_patch(_ellipse(mean, cov, k, color=RIDGE, alpha=alpha, lw=0))
         ax.add_patch(_ellipse(mean, cov, 1, fill=False, color=RIDGE, lw=1.5))
+        if likelihood is not None:
+            for k in LIKELIHOOD_SDS:
+                ax.add_patch(
+                    _ellipse(
+                        like_mean, like_cov, k, fill=False, color=DMMSE, ls="--", lw=0.9
+                    )
+                )
         ax.scatter(*pool.T, s=14, facecolors="none", edgecolors=NEUTRAL, lw=0.8)
         ax.scatter(
             *pool.T, s=1200 * weights, color=DMMSE, alpha=0.75, edgecolors="none"
@@ -145,10 +167,12 @@ def task_pool_diagram(
         dmmse_mean = weights @ pool
         # The three marks sit above the discs and the ellipses, each with a white halo,
         # so that a disc drawn over dMMSE's mean (a large pool) cannot hide it.
+        # Ridge's plus is drawn large and dMMSE's cross small on top of it, so that both
+        # show where the two means meet; the task's star goes last.
         for point, marker, color, ms, mew in (
+            (mean, "+", RIDGE, 19, 2.0),
+            (dmmse_mean, "x", DMMSE, 9, 2.5),
             (task, "*", TRANSFORMER, 13, 1.0),
-            (mean, "+", RIDGE, 13, 2.5),
-            (dmmse_mean, "x", DMMSE, 11, 2.5),
         ):
             if point is None:
                 continue
@@ -204,6 +228,20 @@ def task_pool_diagram(
             color=RIDGE,
             alpha=0.35,
             label="ridge's posterior: 1 and 2 sd",
+        ),
+        *(
+            [
+                Line2D(
+                    [],
+                    [],
+                    ls="--",
+                    lw=0.9,
+                    color=DMMSE,
+                    label="likelihood of the examples: 1 to 4 sd",
+                )
+            ]
+            if likelihood is not None
+            else []
         ),
         Line2D(
             [],
