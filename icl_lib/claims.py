@@ -60,7 +60,7 @@ CONTROL_VERDICTS = ("fails", "passes", "undecided")
 VERDICT_MARKS = {  # how the tables show each verdict
     "pass": "✅ met",
     "miss": "❌ not met",
-    "undecided": "❔ too close to call",
+    "undecided": "❔ undecided",  # followed by why (claims_html)
     "fails": "✅ fails, as a control should",
     "passes": "❌ meets the mark too: the mark cannot tell them apart",
 }
@@ -319,17 +319,17 @@ def _fmt(x: float | None) -> str:
     return scientific(x, 4 if x == 0 or 1e-3 <= abs(x) < 1e4 else 3)
 
 
-def _claim_list(claims) -> list[Claim]:
+def _claim_list(claims, name: str = "claims") -> list[Claim]:
     """``claims`` as a list of Claim, or a TypeError that names the argument."""
     if isinstance(claims, (str, bytes, Claim)) or not hasattr(claims, "__iter__"):
         raise TypeError(
-            f"claims: expected a list of Claim, got {type(claims).__name__}"
+            f"{name}: expected a list of Claim, got {type(claims).__name__}"
         )
     claims = list(claims)
     for claim in claims:
         if not isinstance(claim, Claim):
             raise TypeError(
-                f"claims: expected Claim entries, got {type(claim).__name__}"
+                f"{name}: expected Claim entries, got {type(claim).__name__}"
             )
     return claims
 
@@ -865,7 +865,7 @@ def ledger_sentence(claims) -> str:
     if n:
         rest = [f"{goals['miss']} not met"] if goals["miss"] else []
         if goals["undecided"]:
-            rest.append(f"{goals['undecided']} too close to call")
+            rest.append(f"{goals['undecided']} undecided")
         parts.append(
             f"Findings: {goals['pass']} of {n} met" + "".join(", " + r for r in rest)
         )
@@ -912,7 +912,7 @@ def _controls_sentence(controls: dict[str, int]) -> str:
             "findings from them"
         )
     if open_:
-        parts.append(f"{open_} too close to call")
+        parts.append(f"{open_} undecided")
     return "; ".join(parts)
 
 
@@ -1001,9 +1001,10 @@ READING_GUIDE = (
     "standard error, ±, where it has one) beside the simplest other explanation of "
     "the same behaviour, measured on the same prompts. The mark is the threshold "
     "between the two, with the reason it sits there. ✅ the finding meets its mark; "
-    "❌ it does not; ❔ too close to call: the value lies within two standard errors "
-    "of the mark. A control is a learner that should not meet a finding's mark; if it "
-    "does, the mark cannot tell the finding from it."
+    "❌ it does not; ❔ undecided: the value lies within two standard errors of the "
+    "mark (too close to call), or a control meets the mark too, or a rival the "
+    "chapter names was not measured. A control is a learner that should not meet a "
+    "finding's mark; if it does, the mark cannot tell the finding from it."
 )
 
 
@@ -1025,12 +1026,32 @@ def grouped_claims_html(claims, *, with_chapter: bool = False) -> str:
                 f'<p class="claims-group"><strong>{html.escape(title)}</strong></p>'
             )
             parts.append(
-                claims_html(group, with_chapter=with_chapter, with_kind=len(kinds) > 1)
+                claims_html(
+                    group,
+                    with_chapter=with_chapter,
+                    with_kind=len(kinds) > 1,
+                    ledger=claims,
+                )
             )
     return "\n".join(parts)
 
 
-def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -> str:
+def _undecided_reason(claim: Claim, controlled: set[str]) -> str:
+    """Why a claim is undecided, to follow its mark: a control meets the goal's mark
+    too (``controlled``: the goals with such a control), the goal names a rival not
+    measured, or the value lies within its standard errors of the mark."""
+    if claim.verdict != "undecided":
+        return ""
+    if claim.id in controlled:
+        return ": a control meets the mark too"
+    if claim.confound:
+        return ": a rival was not measured"
+    return ": too close to call"
+
+
+def claims_html(
+    claims, *, with_chapter: bool = False, with_kind: bool = True, ledger=None
+) -> str:
     """An HTML table of ``claims``, one row each: the claim (what is measured, with
     the paper's number as context, then its id), the book's number with its
     standard error, the alternative on the same prompts (when a goal is among them),
@@ -1039,8 +1060,11 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
     Every cell carries its column's class (``claim-what``, ``claim-book``, ...), which
     the book's stylesheet uses to fit the table in the text column; the id is in a
     ``span.claim-id``, prefixed by the chapter with ``with_chapter`` and followed by
-    the kind with ``with_kind``."""
+    the kind with ``with_kind``. ``ledger``, the whole list ``claims`` belong to
+    (default: ``claims``), says which goals have a control that meets their mark, for
+    the reason beside an undecided verdict."""
     claims = _claim_list(claims)
+    ledger = claims if ledger is None else _claim_list(ledger, "ledger")
     for name, flag in (("with_chapter", with_chapter), ("with_kind", with_kind)):
         if not isinstance(flag, bool):
             raise TypeError(
@@ -1061,6 +1085,9 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
     ]
     esc = html.escape
     rows = []
+    controlled = {
+        c.control_of for c in ledger if c.kind == "control" and c.verdict == "passes"
+    }
     for c in claims:
         # the paper's number (or the source of a formula) as context of the description
         paper = (f"paper: {_fmt(c.paper)} " if c.paper is not None else "") + (
@@ -1092,7 +1119,7 @@ def claims_html(claims, *, with_chapter: bool = False, with_kind: bool = True) -
             "book": esc(_value(c)),
             "alternative": esc(alternative),
             "criterion": criterion,
-            "verdict": esc(VERDICT_MARKS[c.verdict]),
+            "verdict": esc(VERDICT_MARKS[c.verdict] + _undecided_reason(c, controlled)),
         }
         rows.append(
             "<tr>"

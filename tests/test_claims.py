@@ -654,7 +654,7 @@ def test_counts_take_goals_alone_as_findings():
     assert "Checks of the setup: 1 of 2 hold" in ledger_sentence(c.claims)
     c.at_most("demo.h", "x", kind="goal", book=1.21, goal=1.2, se=0.1, **ALT)
     assert ledger_sentence(c.claims).startswith(
-        "Findings: 1 of 3 met, 1 not met, 1 too close to call. "
+        "Findings: 1 of 3 met, 1 not met, 1 undecided. "
     )
 
 
@@ -669,7 +669,7 @@ def test_the_controls_sentence_says_what_a_passing_control_means():
     )
     assert _controls_sentence({"fails": 5, "passes": 2, "undecided": 1}) == (
         "5 of 8 fail, as they should; 2 meet the mark too, so those marks cannot "
-        "tell their findings from them; 1 too close to call"
+        "tell their findings from them; 1 undecided"
     )
 
 
@@ -752,3 +752,15 @@ def test_the_tables_say_how_to_read_them_above_the_findings():
     page = grouped_claims_html(c.claims)
     assert page.index("How to read the tables") < page.index("Findings, each beside")
     assert "<th" in page and "measured" in page
+
+
+def test_an_undecided_goal_says_why():
+    c = ClaimSet("why")
+    c.at_most("why.close", "x", kind="goal", book=1.21, goal=1.2, se=0.1, **ALT)
+    c.at_most("why.far", "x", kind="goal", book=0.5, goal=1.2, se=0.01, **ALT)
+    c.control("why.c", "x", of="why.far", book=0.6)
+    page = grouped_claims_html(c.claims)
+    assert "❔ undecided: too close to call" in page
+    assert "❔ undecided: a control meets the mark too" in page
+    with pytest.raises(TypeError, match="ledger: expected a list of Claim"):
+        claims_html(c.claims, ledger="all")

@@ -413,7 +413,7 @@ def test_reproduction_table_is_present(site, chapter):
             assert claim_id in claims, (
                 f"claim {claim_id} is in the chapter's table but not in claims.json"
             )
-            assert verdict == VERDICT_MARKS[claims[claim_id]["verdict"]], (
+            assert verdict.startswith(VERDICT_MARKS[claims[claim_id]["verdict"]]), (
                 f"claim {claim_id}: the table says {verdict!r}, claims.json "
                 f"{claims[claim_id]['verdict']!r}"
             )
