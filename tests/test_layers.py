@@ -18,7 +18,8 @@ LAYERS = {
     "prompts": 1,
     "kernels": 1,
     "plotting": 1,
-    "widgets": 1,
+    "live_figures": 1,  # an explorer's frames for the static site
+    "widgets": 2,  # the live explorer, or its frames in the book build
     "tasks": 2,
     "learners": 3,
     "models": 3,

@@ -355,3 +355,28 @@ def test_mark_offsets_place_a_label_and_name_only_marks():
     assert text.get_ha() == "right"
     with pytest.raises(ValueError, match="mark_offsets"):
         frontier({"other": (1, 1)})
+
+
+def test_looks_from_draws_a_learner_alike_in_a_figure_of_some_learners():
+    everyone = {"a": (1.1, 2.0), "b": (1.2, 1.5), "c": (1.05, 3.0), "d": (1.3, 1.2)}
+
+    def looks(fig):
+        return {
+            line.get_label(): (line.get_color(), line.get_marker())
+            for line in fig.axes[0].get_lines()
+            if line.get_label() in everyone
+        }
+
+    full = looks(sf.selection_frontier(FX, FY, everyone, xlabel="x", ylabel="y"))
+    some = {name: everyone[name] for name in ("a", "d")}
+    part = looks(
+        sf.selection_frontier(
+            FX, FY, some, xlabel="x", ylabel="y", looks_from=list(everyone)
+        )
+    )
+    assert part == {name: full[name] for name in some}
+    assert looks(sf.selection_frontier(FX, FY, some, xlabel="x", ylabel="y")) != part
+    with pytest.raises(ValueError, match="looks_from"):
+        sf.selection_frontier(FX, FY, some, xlabel="x", ylabel="y", looks_from=["a"])
+    with pytest.raises(TypeError, match="looks_from"):
+        sf.selection_frontier(FX, FY, some, xlabel="x", ylabel="y", looks_from="ad")

@@ -750,7 +750,7 @@ def prompt_layout_diagram(n_context: int = 3):
     _note_below(
         left,
         (n_tokens - 0.2) / 2,
-        "causal: each prediction reads only the tokens to its left",
+        "causal: each prediction reads its own token and those to its left",
     )
     right.set_xlim(-0.3, n_context + 2.3)
     right.set_ylim(-0.9, 3.6)

@@ -172,6 +172,7 @@ def selection_frontier(
     frontier_label: str = "ridge, one penalty for every prompt",
     dominated_label: str = "the same past the frontier's ends (worse on both)",
     title: str = "",
+    looks_from: Sequence[str] | None = None,
     ax=None,
 ):
     """Learners as points against the frontier of the learners that do not select.
@@ -192,6 +193,10 @@ def selection_frontier(
             (:func:`efficient_points`), drawn solid.
         dominated_label: the legend's name of the rest of the curve, the penalties
             that another penalty beats on both kinds, drawn faint and dashed.
+        looks_from: learner names whose order sets each point's colour and marker
+            (default: the order of ``points``); it must name every point. A figure of
+            some of the learners passes the full figure's names, so that each learner
+            looks the same in both.
 
     The region inside the frontier (:func:`frontier_envelope`), where no one-penalty
     learner is as good on both kinds at once, is shaded up to the corner (1, 1); dotted
@@ -313,7 +318,22 @@ def selection_frontier(
     ax.axhline(1.0, color=NEUTRAL, ls=":", lw=1, zorder=0)
 
     names = list(pairs)
-    chosen = _point_looks(names)  # never the frontier's colour
+    if looks_from is None:
+        order = names
+    else:
+        if (
+            isinstance(looks_from, str)
+            or not hasattr(looks_from, "__iter__")
+            or not all(isinstance(name, str) for name in looks_from)
+        ):
+            raise TypeError("looks_from: expected a sequence of learner names (str)")
+        order = list(dict.fromkeys(looks_from))
+        missing = [name for name in names if name not in order]
+        if missing:
+            raise ValueError(
+                f"looks_from: expected every point's name, lacks {missing}"
+            )
+    chosen = _point_looks(order)  # never the frontier's colour
     for name in names:
         color, marker = chosen[name]
         x, y = pairs[name]

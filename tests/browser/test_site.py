@@ -421,9 +421,9 @@ def test_reproduction_table_is_present(site, chapter):
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_widget_cells_show_their_explorer_and_keep_a_static_counterpart(site, chapter):
-    """On the site each widget cell shows its explorer's frames (test_live_figures moves
-    the sliders); the static small multiples drawn earlier by the same function stay,
-    for the student edition and the PDF, which drop the explorer."""
+    """On the site each widget cell shows its explorer's frames (test_explorers_on_site
+    moves the sliders); the static small multiples drawn earlier by the same
+    function stay, for the student edition and the PDF, which drop the explorer."""
     cells = site.report(chapter).dom["widget_cells"]
     assert cells, "no interactive cell (icl_lib.widgets.explore) in the chapter"
     for cell in cells:

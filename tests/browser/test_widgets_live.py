@@ -2,13 +2,14 @@
 runs).
 
 On the website a widget cell shows the explorer's frames drawn at build time
-(``test_live_figures`` moves its sliders in the browser). Here each chapter runs in a
-real kernel up to and including its first ``explore(...)`` cell, with nbclient as the
+(``test_explorers_on_site`` moves its sliders in the browser). Here each chapter runs in
+a real kernel up to and including its first ``explore(...)`` cell, with nbclient as the
 front end: nbclient keeps the widgets' models like a browser does, captures what the
 ``interactive``'s Output widget displays and syncs it back to the kernel. Probe cells
 then move the first control to another value and check that the Output widget's figure
 is redrawn (a different PNG) for the new value, and that it is, byte for byte, the frame
-the static site draws for that value (``icl_lib.live_figures.frame_png``)."""
+the static site draws for that value (``icl_lib.live_figures.frame_png``).
+"""
 
 from __future__ import annotations
 
