@@ -546,9 +546,10 @@ def implicit_update_diagram():
 def cache_and_state_diagram(n_pairs: int = 3):
     """Chapter 9's idea: attention keeps every earlier token in a cache that grows with
     the context and compares the query with each (left); a recurrent layer folds each
-    token into a state of fixed size as it reads, and the query sees only that state
-    (right), here the matrix state ``S = sum_s v_s kappa_s^T`` of linear attention
-    (Katharopoulos et al. 2020)."""
+    key-value pair into a state of fixed size as it reads, once the pair's two tokens
+    are brought together, and the query sees only that state (right), here the
+    matrix state ``S = sum_s v_s kappa_s^T`` of linear attention (Katharopoulos et al.
+    2020)."""
     if (
         isinstance(n_pairs, bool)
         or not isinstance(n_pairs, int)
@@ -607,16 +608,27 @@ def cache_and_state_diagram(n_pairs: int = 3):
             ax.text(
                 x0 + width / 2 - 0.1,
                 2.5,
-                "$S = \\sum_s v_s \\kappa_s^\\top$\nfixed size, one write per token",
+                "$S = \\sum_s v_s \\kappa_s^\\top$\nfixed size, one write per pair",
                 ha="center",
                 va="center",
                 fontsize=10,
             )
-            for i in range(len(tokens) - 1):
+            # a key and its value sit on two tokens: the layer first brings them
+            # together (the two lines meet), then writes the pair once
+            for pair in range(n_pairs):
+                meet = (x0 + 2 * pair + 0.9, 1.35)
+                for i in (2 * pair, 2 * pair + 1):
+                    ax.plot(
+                        [x0 + i + 0.4, meet[0]],
+                        [0.85, meet[1]],
+                        color=NEUTRAL,
+                        alpha=0.8,
+                        lw=1,
+                    )
                 ax.add_patch(
                     FancyArrowPatch(
-                        (x0 + i + 0.4, 0.85),
-                        (x0 + 1.4 + i * (width - 3.0) / (len(tokens) - 2), 2.0),
+                        meet,
+                        (x0 + 1.6 + pair * (width - 3.4) / max(n_pairs - 1, 1), 2.0),
                         arrowstyle="-|>",
                         mutation_scale=9,
                         color=NEUTRAL,
