@@ -8,6 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from icl_lib import plotting  # noqa: E402
 from icl_lib.plotting.style import _PlainLogFormatter  # noqa: E402
@@ -151,3 +152,24 @@ def test_matrix_panels_on_their_own_scales_draw_a_colour_bar_each():
     assert len(own.axes) == 4 and len(shared.axes) == 3  # panels plus colour bars
     limits = sorted(ax.get_ylim()[1] for ax in own.axes[2:])
     assert limits == pytest.approx([1.0, 6.0])
+
+
+@pytest.mark.parametrize(
+    ("vlines", "expected"),
+    [
+        ({"k = d": 5}, [0, 5, 10, 15, 20]),  # d and 2d are ticks
+        ({"k = d": 5, "k = 2d": 10}, [0, 5, 10, 15, 20]),
+        ({"k = s": 2, "k = d": 5}, None),  # spacing 1: too many ticks, integers only
+        ({"repeat begins": 7.5}, None),  # not a whole count
+    ],
+)
+def test_error_curve_ticks_fall_on_whole_reference_lines(vlines, expected):
+    ks = np.arange(21)
+    fig = plotting.error_curves(ks, {"ridge": ks / 20.0}, vlines=vlines)
+    axis = fig.axes[0].xaxis
+    ticks = [t for t in fig.axes[0].get_xticks() if 0 <= t <= 20]
+    if expected is None:  # matplotlib's integer ticks (0, 3, 6, ... here)
+        assert isinstance(axis.get_major_locator(), MaxNLocator)
+        assert all(float(t).is_integer() for t in ticks)
+    else:
+        assert ticks == expected

@@ -7,11 +7,12 @@ legend.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, MultipleLocator
 
 from .._checks import check_sequence
 from . import _inputs as _in
@@ -149,12 +150,27 @@ def error_curves(
     if ylim is not None:
         ax.set_ylim(*ylim)
     if np.all(np.isfinite(ks)) and np.allclose(ks, np.round(ks)):
-        # counts (context sizes, steps, depths) get integer ticks, never 2.5
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        # counts (context sizes, steps, depths) get integer ticks, never 2.5; where the
+        # reference lines sit at whole counts (k = d, 2d), the ticks fall on them too
+        step = _reference_step(list(vlines.values()), float(ks.max() - ks.min()))
+        locator = MultipleLocator(step) if step else MaxNLocator(integer=True)
+        ax.xaxis.set_major_locator(locator)
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=9, ncol=2)
     finish_axes(ax)
     return fig
+
+
+def _reference_step(positions: list[float], span: float) -> int | None:
+    """The tick spacing that puts a tick on every reference line (their greatest common
+    divisor), or None where the lines are not at positive whole numbers or that spacing
+    would give fewer than 3 or more than 12 ticks over ``span``."""
+    if not positions or not all(
+        float(x) > 0 and float(x).is_integer() for x in positions
+    ):
+        return None
+    step = math.gcd(*(int(x) for x in positions))
+    return step if 2 <= span / step <= 12 else None
 
 
 def training_curves(
