@@ -51,7 +51,7 @@ def test_the_selective_layer_has_its_diagram_and_its_key_value_form():
         "### Three mixers", "### How many pairs a matrix state can recall"
     )
     assert "selective_layer_diagram()" in theory
-    assert ":label: eq-selective-memory" in theory
+    assert "$$ (eq-selective-memory)" in theory
 
 
 def test_two_papers_of_one_author_year_are_cited_apart():
@@ -72,7 +72,12 @@ def test_the_capacity_figure_draws_the_tight_frame():
 
 
 def test_the_recall_controls_and_training_losses_are_drawn_after_the_lecture():
+    # the lecture is self-contained: the rival it rules out (too small a state) is drawn
+    # in its own figure, and the controls and training losses sit after the summary,
+    # where the lecture does not send the reader
     lecture = _section("## The question", "## Summary")
     checked = _section("## What this chapter checked", "## Explore")
     for name in ("fig-frontiers-recall-controls", "fig-frontiers-recall-training"):
-        assert f"name: {name}" in checked and f"{{numref}}`{name}`" in lecture, name
+        assert f"name: {name}" in checked and name not in lecture, name
+    assert 'WIDE = "selective SSM, N = 32"' in lecture
+    assert "[*fr.NAMES.values(), WIDE, PICK]" in lecture

@@ -97,6 +97,24 @@ def test_the_lecture_speaks_of_findings_not_of_scoring(stem):
     assert not found, f"{len(found)} ledger words on the lecture:\n" + "\n".join(found)
 
 
+BELOW_THE_SUMMARY = re.compile(
+    r"after the summary|below the summary|checked section|what this chapter checked|"
+    r"(?:at|to) the end of (?:the|this) chapter|dropdowns? at the end",
+    re.I,
+)
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_the_lecture_does_not_send_the_reader_below_the_summary(stem):
+    """The lecture is read in one go: what it needs is on it. A sentence that sends the
+    reader to the checks after the summary ("Fig. 1.9, in the dropdown at the end") is
+    where students lost their thread."""
+    html, _ = _page(stem)
+    text = _text(_lecture(html), NOT_PROSE + ", " + OPTIONAL)
+    found = [_around(text, m) for m in BELOW_THE_SUMMARY.finditer(text)]
+    assert not found, "the lecture points below the summary:\n" + "\n".join(found)
+
+
 @pytest.mark.parametrize("stem", CHAPTERS)
 def test_every_number_table_renders(stem):
     """Each number_table call in the source shows a table on the page (chapter 7's
