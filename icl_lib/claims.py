@@ -856,7 +856,8 @@ def _plural(n: int, word: str) -> str:
 def ledger_sentence(claims) -> str:
     """The ledger in a few short clauses, findings first, each kind apart, e.g.
     "Findings: 7 of 9 met, 1 not met, 1 too close to call. Reproductions: 2 of 2
-    within tolerance. Controls: all 3 fail, as they should" (no final full stop).
+    within tolerance. Controls: all 3 fail their findings' marks, as controls should"
+    (no final full stop).
     Kinds absent from ``claims`` are left out."""
     counts = ledger_counts(claims)
     parts = []
@@ -886,34 +887,43 @@ def ledger_sentence(claims) -> str:
 
 
 def _controls_sentence(controls: dict[str, int]) -> str:
-    """The controls in words a reader cannot misread: "all 3 fail, as they should",
-    or "1 of 2 fails, as it should; 1 meets the mark too, so that mark cannot tell its
-    finding from it"."""
+    """The controls in words a reader cannot misread: "all 3 fail their findings' marks,
+    as controls should", or "none of the 3 fails its finding's mark as a control should:
+    1 meets it too, so that mark cannot tell its finding from the control; 2 are too
+    close to call"."""
     n = sum(controls.values())
     fails, passes, open_ = controls["fails"], controls["passes"], controls["undecided"]
+    if n == 1:
+        if fails:
+            return "the one control fails its finding's mark, as it should"
+        if passes:
+            return (
+                "the one control meets its finding's mark too, so that mark cannot "
+                "tell the finding from the control"
+            )
+        return "the one control is too close to its finding's mark to call"
     if fails == n:
-        return "it fails, as it should" if n == 1 else f"all {n} fail, as they should"
-    if passes == n:
-        return (
-            "it meets the mark too, so that mark cannot tell its finding from it"
-            if n == 1
-            else f"all {n} meet the mark too, so those marks cannot tell their "
-            "findings from them"
+        return f"all {n} fail their findings' marks, as controls should"
+    if fails == 0:
+        head = f"none of the {n} fails its finding's mark as a control should"
+    else:
+        verb = (
+            "fails its finding's mark" if fails == 1 else "fail their findings' marks"
         )
-    parts = [
-        f"{fails} of {n} "
-        + ("fails, as it should" if fails == 1 else "fail, as they should")
-    ]
+        head = f"{fails} of {n} {verb}, as controls should"
+    parts = []
     if passes:
         parts.append(
-            "1 meets the mark too, so that mark cannot tell its finding from it"
+            "1 meets it too, so that mark cannot tell its finding from the control"
             if passes == 1
-            else f"{passes} meet the mark too, so those marks cannot tell their "
-            "findings from them"
+            else f"{passes} meet them too, so those marks cannot tell their findings "
+            "from the controls"
         )
     if open_:
-        parts.append(f"{open_} undecided")
-    return "; ".join(parts)
+        parts.append(
+            "1 is too close to call" if open_ == 1 else f"{open_} are too close to call"
+        )
+    return head + ": " + "; ".join(parts)
 
 
 def default_claims_dir() -> Path | None:

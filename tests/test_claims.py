@@ -647,7 +647,9 @@ def test_counts_take_goals_alone_as_findings():
     assert counts["control"] == {"fails": 1, "passes": 0, "undecided": 0}
     sentence = ledger_sentence(c.claims)
     assert sentence.startswith("Findings: 1 of 2 met, 1 not met. ")
-    assert sentence.endswith(". Controls: it fails, as it should")
+    assert sentence.endswith(
+        ". Controls: the one control fails its finding's mark, as it should"
+    )
     assert "Checks of the setup: 1 of 1 hold" in sentence
     assert "Identities: 1 of 1 hold to rounding" in sentence
     c.at_least("demo.f", "x", kind="check", book=0.5, goal=0.95)
@@ -662,14 +664,21 @@ def test_the_controls_sentence_says_what_a_passing_control_means():
     from icl_lib.claims import _controls_sentence
 
     assert _controls_sentence({"fails": 3, "passes": 0, "undecided": 0}) == (
-        "all 3 fail, as they should"
+        "all 3 fail their findings' marks, as controls should"
     )
     assert _controls_sentence({"fails": 0, "passes": 1, "undecided": 0}) == (
-        "it meets the mark too, so that mark cannot tell its finding from it"
+        "the one control meets its finding's mark too, so that mark cannot tell the "
+        "finding from the control"
     )
     assert _controls_sentence({"fails": 5, "passes": 2, "undecided": 1}) == (
-        "5 of 8 fail, as they should; 2 meet the mark too, so those marks cannot "
-        "tell their findings from them; 1 undecided"
+        "5 of 8 fail their findings' marks, as controls should: 2 meet them too, so "
+        "those marks cannot tell their findings from the controls; 1 is too close to "
+        "call"
+    )
+    # chapter 3's case, which read "0 of 3 fail, as they should"
+    assert _controls_sentence({"fails": 0, "passes": 1, "undecided": 2}) == (
+        "none of the 3 fails its finding's mark as a control should: 1 meets it too, "
+        "so that mark cannot tell its finding from the control; 2 are too close to call"
     )
 
 
