@@ -627,7 +627,13 @@ class ClaimSet:
             reference, name = _real("target", target, id), "the target"
         if rel_tol is not None:
             width = rel_tol * abs(reference)
-            criterion = f"within {rel_tol:.0%} of {name} {_fmt(reference)}"
+            # whole per cents as "5%"; a finer band keeps its digit ("1.5%", not "2%")
+            pct = (
+                f"{rel_tol:.0%}"
+                if round(rel_tol * 100, 6).is_integer()
+                else f"{rel_tol:.1%}"
+            )
+            criterion = f"within {pct} of {name} {_fmt(reference)}"
         else:
             width = abs_tol
             criterion = f"within {_fmt(abs_tol)} of {name} {_fmt(reference)}"

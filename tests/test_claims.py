@@ -773,3 +773,11 @@ def test_an_undecided_goal_says_why():
     assert "❔ undecided: a control meets the mark too" in page
     with pytest.raises(TypeError, match="ledger: expected a list of Claim"):
         claims_html(c.claims, ledger="all")
+
+
+def test_a_relative_band_finer_than_a_whole_per_cent_keeps_its_digit():
+    claims = ClaimSet("unit")
+    claims.close_to("unit.a", "a", kind="check", book=1.0, target=1.0, rel_tol=0.0152)
+    claims.close_to("unit.b", "b", kind="check", book=1.0, target=1.0, rel_tol=0.05)
+    assert claims.claims[0].tolerance.startswith("within 1.5% of")  # not "2%"
+    assert claims.claims[1].tolerance.startswith("within 5% of")
