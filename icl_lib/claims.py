@@ -1054,14 +1054,15 @@ def grouped_claims_html(claims, *, with_chapter: bool = False) -> str:
 
 def _undecided_reason(claim: Claim, controlled: set[str]) -> str:
     """Why a claim is undecided, to follow its mark: a control meets the goal's mark
-    too (``controlled``: the goals with such a control), the goal names a rival not
-    measured, or the value lies within its standard errors of the mark."""
+    too (``controlled``: the goals with such a control), the goal names a confound
+    that leaves the test unreadable (given in its mark), or the value lies within its
+    standard errors of the mark."""
     if claim.verdict != "undecided":
         return ""
     if claim.id in controlled:
         return ": a control meets the mark too"
     if claim.confound:
-        return ": a rival was not measured"
+        return ": the test cannot be read (its mark says why)"
     return ": too close to call"
 
 

@@ -768,9 +768,19 @@ def test_an_undecided_goal_says_why():
     c.at_most("why.close", "x", kind="goal", book=1.21, goal=1.2, se=0.1, **ALT)
     c.at_most("why.far", "x", kind="goal", book=0.5, goal=1.2, se=0.01, **ALT)
     c.control("why.c", "x", of="why.far", book=0.6)
+    c.at_most(
+        "why.unread",
+        "x",
+        kind="goal",
+        book=0.5,
+        goal=1.2,
+        confound="no valid test",
+        **ALT,
+    )
     page = grouped_claims_html(c.claims)
     assert "❔ undecided: too close to call" in page
     assert "❔ undecided: a control meets the mark too" in page
+    assert "❔ undecided: the test cannot be read (its mark says why)" in page
     with pytest.raises(TypeError, match="ledger: expected a list of Claim"):
         claims_html(c.claims, ledger="all")
 
