@@ -20,6 +20,8 @@ from .style import NEUTRAL, PALETTE
 
 __all__ = ["bursty_sequence_diagram"]
 
+_TIMES = {1: "once", 2: "twice", 3: "three times", 4: "four times"}  # burstiness
+
 # Short class names (items are instances of them) and the label each class maps to.
 CLASSES = ("owl", "fox", "cat", "elk", "yak", "ant", "bee", "gnu", "emu")
 LABELS = (7, 2, 19, 11, 30, 5, 24, 16, 9)
@@ -128,7 +130,8 @@ def bursty_sequence_diagram(n_pairs: int = 8, burstiness: int = 2):
         top,
         classes,
         query,
-        f"bursty ($B = {burstiness}$): the query's class is in the context",
+        f"bursty (each class {_TIMES[burstiness]}): the query's class is in the "
+        "context",
         top=True,
     )
     layer0, layer1 = PALETTE[6], PALETTE[0]

@@ -230,7 +230,7 @@ def identity_check(
 SHUFFLED = ", shuffled labels"  # the suffix that pairs a series with its control
 _DECAY_COLOURS = (TRANSFORMER, PALETTE[1], PALETTE[0], PALETTE[2], PALETTE[3])
 _DECAY_MARKERS = ("o", "s", "^", "D", "v")
-_REFERENCE = "#C9C9C9"  # the decay's reference: light grey, drawn wide under the curves
+_REFERENCE = "#B4B4B4"  # the decay's reference: grey, drawn wide under the curves
 
 
 def _text(name: str, value) -> str:
@@ -343,7 +343,7 @@ def step_decay(
             reference,
             "-",
             color=_REFERENCE,
-            lw=9,
+            lw=13,
             solid_capstyle="round",
             zorder=1,
             label=reference_label,
