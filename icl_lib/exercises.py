@@ -389,16 +389,25 @@ def _coverage(answer, variant: int) -> tuple[bool, str]:
     mean = torch.randn(4000, generator=gen, dtype=F64)
     var = torch.rand(4000, generator=gen, dtype=F64) + 0.2
     y = mean + 1.3 * var.sqrt() * torch.randn(4000, generator=gen, dtype=F64)
+    n = len(y)
     for level in (0.5, 0.9):
         value, error = _call_number(answer, mean, var, y, level)
         if error:
             return False, error
         half = math.sqrt(2) * torch.erfinv(torch.tensor(level, dtype=F64))
         inside = ((y - mean).abs() <= half * var.sqrt()).double().mean().item()
-        if abs(value - inside) > 1e-9:
+        # a fraction of n labels: right when it names the same count, whatever the
+        # precision it was averaged in (a float32 mean is off by about 1e-8)
+        if abs(value - inside) >= 0.5 / n:
             return False, (
-                f"wrong at level {level} on 4000 labels (you return {value:.4f}); the "
-                "interval is symmetric about the mean, and var is a variance."
+                f"wrong at level {level}: you return {value:.4f}, about "
+                f"{value * n:.0f} of the {n} labels inside; the interval is symmetric "
+                "about the mean, and var is a variance."
+            )
+        if abs(value - inside) > 1e-9:
+            _NOTES.add(
+                "Right to float32's precision (about 7 digits); the inputs are "
+                "float64, and computing in float64 would match to its rounding."
             )
     return True, "It counts the labels inside the central intervals."
 

@@ -443,6 +443,21 @@ def test_a_float32_answer_passes_with_a_note_on_precision():
     assert verdict.passed and "float32" in verdict.message, verdict.message
 
 
+def test_a_coverage_averaged_in_float32_passes():
+    """The usual PyTorch line averages the inside flags in float32 (`.float().mean()`),
+    off by about 1e-8 from the float64 fraction: the same count of labels, so right."""
+
+    def in_float32(mean, var, y, level):
+        z = 2**0.5 * torch.erfinv(torch.tensor(level, dtype=mean.dtype))
+        return ((y - mean).abs() <= z * var.sqrt()).float().mean().item()
+
+    for variant in range(4):
+        verdict = exercises.check(
+            "ex-bayes-code-coverage", in_float32, variant=variant, show=False
+        )
+        assert verdict.passed, verdict.message
+
+
 def test_an_answer_wrong_in_one_entry_is_told_where():
     def one_wrong(xs, ys, xq, eta):
         out = gd_step(xs, ys, xq, eta)
