@@ -426,9 +426,19 @@ def _noise_posterior(answer, variant: int) -> tuple[bool, str]:
     """``answer(xs, ys, levels, prior_std) -> (B, K)``: the posterior probabilities of
     the noise levels given each context."""
     xs, ys, _, _ = _noise_prompts(_seed(51, variant))
+    # the prior's spread enters the marginal likelihood: a second one catches an
+    # answer that ignores it
     cases = [
-        ((xs, ys, levels, 1.0), noise_posterior(xs, ys, levels), f"levels {levels}")
-        for levels in ((0.1, 1.0), (0.1, 0.3, 1.0))
+        (
+            (xs, ys, levels, tau),
+            noise_posterior(xs, ys, levels, prior_std=tau),
+            f"levels {levels}, prior_std {tau}",
+        )
+        for levels, tau in (
+            ((0.1, 1.0), 1.0),
+            ((0.1, 0.3, 1.0), 1.0),
+            ((0.1, 1.0), 2.0),
+        )
     ]
     ok, message, _ = _against(answer, cases)
     return ok, message if not ok else "It is the posterior over the noise levels."
@@ -440,10 +450,16 @@ def _mixture_prediction(answer, variant: int) -> tuple[bool, str]:
     when the noise level is drawn uniformly from ``levels``."""
     xs, ys, xq, _ = _noise_prompts(_seed(52, variant))
     levels = (0.1, 1.0)
-    reference = noise_mixture_posterior_mean(xs, ys, xq, levels)
-    ok, message, _ = _against(
-        answer, [((xs, ys, xq, levels, 1.0), reference, f"levels {levels}")]
-    )
+    # each ridge's penalty is sigma^2 / tau^2: a second prior spread catches sigma^2
+    cases = [
+        (
+            (xs, ys, xq, levels, tau),
+            noise_mixture_posterior_mean(xs, ys, xq, levels, prior_std=tau),
+            f"levels {levels}, prior_std {tau}",
+        )
+        for tau in (1.0, 0.5)
+    ]
+    ok, message, _ = _against(answer, cases)
     return ok, message if not ok else "It is the posterior-weighted mixture of ridges."
 
 
@@ -555,10 +571,20 @@ def _least_norm(answer, variant: int) -> tuple[bool, str]:
     ``W A = Y``, fine-tuning's endpoint from zero."""
     gen = torch.Generator().manual_seed(_seed(27, variant))
     cases = []
-    for m, n in ((6, 4), (5, 5)):
-        A = torch.randn(m, n, generator=gen, dtype=F64)
+    # exact fits first; then more examples than inputs (no exact fit: least squares)
+    # and inputs of rank 2 (many least-squares fits: the least norm), where the
+    # normal equations fail
+    for m, n, rank, note in (
+        (6, 4, 4, ""),
+        (5, 5, 5, ""),
+        (4, 6, 4, ", where no W fits exactly"),
+        (6, 4, 2, " of rank 2, where many W fit equally well"),
+    ):
+        A = torch.randn(m, rank, generator=gen, dtype=F64) @ torch.randn(
+            rank, n, generator=gen, dtype=F64
+        )
         Y = torch.randn(3, n, generator=gen, dtype=F64)
-        where = f"for A of shape ({m}, {n})"
+        where = f"for A of shape ({m}, {n}){note}"
         cases.append(((A.clone(), Y.clone()), Y @ torch.linalg.pinv(A), where))
     ok, message, _ = _against(answer, cases)
     return ok, message if not ok else "It interpolates with the least norm."

@@ -153,6 +153,10 @@ WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hol
             lambda xs, ys, lv, t: noise_posterior(xs, ys, lv).flip(-1),
             "the first at index",
         ),
+        (  # ignores the prior's spread (a worked lab's answer passed before)
+            lambda xs, ys, lv, t: noise_posterior(xs, ys, lv),
+            "prior_std 2.0",
+        ),
     ],
     "ex-selection-code-mixture-prediction": [
         (lambda xs, ys, xq, lv, t: ols(xs, ys, xq), "the first at index"),
@@ -165,6 +169,10 @@ WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hol
         (
             lambda xs, ys, xq, lv, t: torch.zeros(len(xs), dtype=xs.dtype),
             "0 everywhere",
+        ),
+        (  # penalties sigma^2, not sigma^2 / tau^2: ignores the prior's spread
+            lambda xs, ys, xq, lv, t: noise_mixture_posterior_mean(xs, ys, xq, lv),
+            "prior_std 0.5",
         ),
     ],
     "ex-stability-code-dmmse": [
@@ -232,6 +240,15 @@ WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hol
     ],
     "ex-implicit-code-least-norm": [
         (lambda A, Y: Y @ A.T, "the first at index"),
+        (  # the normal equations: right only where A has independent columns
+            lambda A, Y: (
+                Y
+                @ torch.linalg.solve(
+                    A.T @ A + 1e-12 * torch.eye(A.shape[1], dtype=A.dtype), A.T
+                )
+            ),
+            "where no W fits exactly",
+        ),
         (lambda A, Y: torch.linalg.lstsq(A.T, Y.T).solution, "shape"),
         (
             lambda A, Y: torch.zeros(Y.shape[0], A.shape[0], dtype=A.dtype),
