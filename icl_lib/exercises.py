@@ -665,24 +665,32 @@ def _recurrence(answer, variant: int) -> tuple[bool, str]:
 def _always_right(answer, variant: int) -> tuple[bool, str]:
     """``answer(M) -> float``: the fraction of queries right for every choice of the
     sign values, for a crosstalk matrix ``M (P, P)``."""
-    for trial, M in enumerate(_crosstalk_matrices(_seed(19, variant))):
+    matrices = _crosstalk_matrices(_seed(19, variant))
+    for trial, M in enumerate(matrices):
         value, error = _call_number(answer, M.clone())
         if error:
             return False, error
         if abs(value - guaranteed_recall(M)) > 1e-12:
             P = M.shape[0]
-            kind = "with a negative diagonal entry " if trial % 3 == 2 else ""
+            if trial == len(matrices) - 1:
+                kind = "a tie: each diagonal entry equals the rest of its column"
+            else:
+                negative = "with a negative diagonal entry " if trial % 3 == 2 else ""
+                kind = f"a random {P} x {P} matrix M {negative}".rstrip()
             return False, (
-                f"wrong for a random {P} x {P} matrix M {kind}(your answer "
-                f"{value:.3f}).{_always_right_hint(value, M)}"
+                f"wrong for {kind} (your answer {value:.3f})."
+                f"{_always_right_hint(value, M)}"
             )
-    return True, "It agrees with the worst case over all sign vectors on 12 matrices."
+    return True, (
+        f"It agrees with the worst case over all sign vectors on {len(matrices)} "
+        "matrices."
+    )
 
 
 def _crosstalk_matrices(seed: int) -> list[torch.Tensor]:
-    """Twelve crosstalk matrices ``I + 0.45 noise`` of sizes 3 to 6; in every third
-    one a diagonal entry is negative and larger than the rest of its column, the case
-    where the answer's sign is wrong for every choice of the values."""
+    """Twelve crosstalk matrices ``I + 0.45 noise`` of sizes 3 to 6, in every third
+    of which a diagonal entry is negative and larger than the rest of its column (the
+    answer's sign is wrong for every choice of the values), then one tie."""
     gen = torch.Generator().manual_seed(seed)
     matrices = []
     for trial in range(12):
@@ -692,6 +700,9 @@ def _crosstalk_matrices(seed: int) -> list[torch.Tensor]:
             q = trial % P
             M[q, q] = -(M[:, q].abs().sum() - M[q, q].abs() + 0.5)
         matrices.append(M)
+    # a tie, exact in floating point: for the sign vector that opposes the diagonal
+    # the read-out is 0, which is not right (chapter 9's simplex)
+    matrices.append(torch.full((3, 3), 0.5, dtype=F64) + 0.5 * torch.eye(3, dtype=F64))
     return matrices
 
 
@@ -700,6 +711,14 @@ def _always_right_hint(value: float, M: torch.Tensor) -> str:
     diagonal for its sign."""
     if abs(value - guaranteed_recall(M.T)) < 1e-12:
         return " Query q reads column q of M, not row q."
+    if abs(value - guaranteed_recall(M) * M.shape[0]) < 1e-12:
+        return " Return the fraction of the queries, not their count."
+    others = M.abs().sum(0) - M.diagonal()
+    if abs(value - (M.diagonal() >= others).double().mean().item()) < 1e-12:
+        return (
+            " A diagonal entry that only equals the rest of its column gives a read-out"
+            " of 0 for one choice of the values, which is not right: compare strictly."
+        )
     others = M.abs().sum(0) - M.diagonal().abs()
     if abs(value - (M.diagonal().abs() > others).double().mean().item()) < 1e-12:
         return (

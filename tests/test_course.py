@@ -68,6 +68,36 @@ def test_every_chapter_has_a_student_read_of_its_current_lecture(number):
     )
 
 
+@pytest.mark.parametrize("number", sorted(CHAPTERS))
+def test_every_chapter_has_a_worked_lab_of_its_current_lab(number):
+    """The lab's times on the instructor page come from a worked lab of exactly the
+    exercises the lab now holds; a lab that changes needs to be worked again."""
+    read = course.lab_reads()[number]
+    lab = [e.label for e in course.lab(CHAPTERS[number])]
+    assert sorted(read.minutes) == sorted(lab), (
+        f"chapter {number}'s lab is {lab}; the lab worked on {read.date} was "
+        f"{sorted(read.minutes)}: work it again"
+    )
+
+
+@pytest.mark.parametrize(
+    ("row", "error"),
+    [
+        ({"minutes": {"ex-a": 10}, "grades": {"ex-b": "right"}}, "grades for"),
+        ({"minutes": {"ex-a": 2}, "grades": {"ex-a": "right"}}, "minutes must be"),
+        ({"minutes": {"ex-a": 10}, "grades": {"ex-a": "fine"}}, "is not one of"),
+    ],
+)
+def test_a_worked_lab_with_a_bad_row_is_refused(tmp_path, monkeypatch, row, error):
+    import json
+
+    path = tmp_path / "lab_reads.json"
+    path.write_text(json.dumps({"reads": {"1": {"date": "2026-01-01", **row}}}))
+    monkeypatch.setattr(course, "LAB_READS", path)
+    with pytest.raises(ValueError, match=error):
+        course.lab_reads()
+
+
 def test_an_exercise_takes_its_kind_from_the_hand_set_plan(tmp_path):
     chapter = tmp_path / "10_example.md"
     chapter.write_text(

@@ -331,6 +331,19 @@ WRONG = {  # exercise -> [(a typical wrong answer, a phrase its message must hol
             "signed entry",
         ),
         (lambda M: "all", "expected a number"),
+        (  # >= for >: a tie reads 0 for one sign vector (a worked lab's slip)
+            lambda M: (
+                (M.diagonal() >= M.abs().sum(0) - M.diagonal().abs())
+                .double()
+                .mean()
+                .item()
+            ),
+            "compare strictly",
+        ),
+        (  # the count of the queries, not their fraction
+            lambda M: guaranteed_recall(M) * M.shape[0],
+            "not their count",
+        ),
     ],
 }
 

@@ -135,6 +135,52 @@ def student_reads() -> dict[int, StudentRead]:
     return {int(number): StudentRead(**row) for number, row in rows.items()}
 
 
+# Worked labs: per chapter, a reader who had the lecture worked its lab's exercises
+# in order as that student (pen and paper, and Python against
+# icl_lib.exercises.check), then graded each against its solution and reported the
+# minutes a student would need (data/lab_reads.json).
+LAB_READS = ROOT / "data" / "lab_reads.json"
+GRADES = ("right", "partly right", "wrong")
+
+
+@dataclass(frozen=True)
+class LabRead:
+    """One worked lab of a chapter (see :data:`LAB_READS`): per exercise label, the
+    minutes a student would need and how the answer came out (:data:`GRADES`)."""
+
+    date: str
+    minutes: dict[str, int]
+    grades: dict[str, str]
+    note: str = ""
+
+    @property
+    def total(self) -> int:
+        return sum(self.minutes.values())
+
+
+def lab_reads() -> dict[int, LabRead]:
+    """Chapter number -> its latest worked lab, checked: every exercise has minutes
+    (5-120) and a grade."""
+    import json
+
+    found = {}
+    for number, row in json.loads(LAB_READS.read_text())["reads"].items():
+        read = LabRead(**row)
+        if set(read.minutes) != set(read.grades):
+            raise ValueError(
+                f"{LAB_READS.name}: chapter {number}: minutes for "
+                f"{sorted(read.minutes)} but grades for {sorted(read.grades)}"
+            )
+        for label, minutes in read.minutes.items():
+            if not isinstance(minutes, int) or not 5 <= minutes <= 120:
+                raise ValueError(f"{label}: minutes must be 5-120, got {minutes!r}")
+            grade = read.grades[label]
+            if grade not in GRADES:
+                raise ValueError(f"{label}: grade {grade!r} is not one of {GRADES}")
+        found[int(number)] = read
+    return found
+
+
 def lecture_words(path: Path) -> int:
     """Words of the lecture: from the top to 'What this chapter checked', outside
     code, dropdowns, exercises and solutions (``tools/style_metrics.py --lecture``)."""
