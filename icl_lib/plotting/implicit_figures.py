@@ -79,7 +79,7 @@ def consumption_diagram(n_context: int = 3):
     n = n_context
     spacing = (n + 1) * 0.62 + 1.35  # a prompt's slots, then room for the arrow
     width = (n + 1) * spacing
-    fig, ax = plt.subplots(figsize=(max(8.5, 0.74 * width), 5.6))
+    fig, ax = plt.subplots(figsize=(max(8.5, 0.66 * width), 5.2))
     ax.set_axis_off()
     ax.set_xlim(-0.2, width - 0.3)
     ax.set_ylim(-0.75, 6.25)
@@ -361,7 +361,9 @@ def step_decay(
         ylabel="step length / first step",
         title=title,
     )
-    ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1))
+    legend = ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1))
+    if reference is not None:  # a thinner swatch, so that it stays off its label
+        legend.get_lines()[-1].set_linewidth(6)
     finish_axes(ax)
     _plain_fixed_ticks(ax.yaxis, ticks)
     return fig
