@@ -125,6 +125,19 @@ def test_the_step_decay_pairs_each_series_with_its_shuffled_control():
     plt.close(fig)
 
 
+def test_the_step_decay_legend_thins_only_the_references_swatch():
+    legend = _decay().axes[0].get_legend()
+    widths = {
+        text.get_text(): line.get_linewidth()
+        for text, line in zip(legend.get_texts(), legend.get_lines(), strict=True)
+    }
+    assert widths["uniform average"] == 6 and widths["online gradient descent"] == 1.6
+    # with no label the reference has no entry, and every curve keeps its own width
+    legend = _decay(reference_label="").axes[0].get_legend()
+    assert [line.get_linewidth() for line in legend.get_lines()] == [1.6, 1.6, 1.6]
+    plt.close("all")
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

@@ -362,8 +362,8 @@ def step_decay(
         title=title,
     )
     legend = ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1))
-    if reference is not None:  # a thinner swatch, so that it stays off its label
-        legend.get_lines()[-1].set_linewidth(6)
+    if reference is not None and reference_label:  # drawn last, so its entry is last:
+        legend.get_lines()[-1].set_linewidth(6)  # a thinner swatch, off its label
     finish_axes(ax)
     _plain_fixed_ticks(ax.yaxis, ticks)
     return fig
