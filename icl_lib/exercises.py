@@ -713,13 +713,12 @@ def _always_right_hint(value: float, M: torch.Tensor) -> str:
         return " Query q reads column q of M, not row q."
     if abs(value - guaranteed_recall(M) * M.shape[0]) < 1e-12:
         return " Return the fraction of the queries, not their count."
-    others = M.abs().sum(0) - M.diagonal()
+    others = M.abs().sum(0) - M.diagonal().abs()
     if abs(value - (M.diagonal() >= others).double().mean().item()) < 1e-12:
         return (
             " A diagonal entry that only equals the rest of its column gives a read-out"
             " of 0 for one choice of the values, which is not right: compare strictly."
         )
-    others = M.abs().sum(0) - M.diagonal().abs()
     if abs(value - (M.diagonal().abs() > others).double().mean().item()) < 1e-12:
         return (
             " A negative diagonal entry larger than the rest of its column makes the"
